@@ -1,0 +1,59 @@
+import { sql } from 'drizzle-orm'
+import { index, integer, pgTable, serial, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { companyId, deletedAt, money, timestamps } from './columns'
+import { companies } from './identity'
+
+export const clients = pgTable(
+  'clients',
+  {
+    id: serial('id').primaryKey(),
+    companyId: integer('company_id').notNull().references(() => companies.id),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    /** 0 = internal caja, 1 = external running account. */
+    type: smallint('type').notNull(),
+    ...timestamps,
+    deletedAt: deletedAt(),
+  },
+  (t) => [
+    index('clients_company_name').on(t.companyId, t.name, t.id).where(sql`${t.deletedAt} is null`),
+  ],
+)
+
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: serial('id').primaryKey(),
+    companyId: companyId(),
+    clientId: integer('client_id').notNull().references(() => clients.id),
+    name: text('name').notNull(),
+    currencyName: text('currency_name').notNull(),
+    balance: money('balance').notNull().default('0'),
+    ...timestamps,
+  },
+  (t) => [index('accounts_client').on(t.clientId), index('accounts_company_currency').on(t.companyId, t.currencyName)],
+)
+
+export const tags = pgTable(
+  'tags',
+  {
+    id: serial('id').primaryKey(),
+    companyId: companyId(),
+    name: text('name').notNull(),
+    color: text('color').notNull(),
+    ...timestamps,
+  },
+  (t) => [index('tags_company').on(t.companyId)],
+)
+
+export const clientTags = pgTable(
+  'client_tags',
+  {
+    id: serial('id').primaryKey(),
+    companyId: companyId(),
+    clientId: integer('client_id').notNull().references(() => clients.id),
+    tagId: integer('tag_id').notNull().references(() => tags.id),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('client_tags_pair').on(t.clientId, t.tagId), index('client_tags_tag').on(t.tagId)],
+)

@@ -1,0 +1,5 @@
+export * from './identity'
+export * from './clients'
+export * from './operations'
+export * from './audit'
+export * from './idempotency'

@@ -1,0 +1,26 @@
+import { Elysia, t } from 'elysia'
+import { sql } from 'drizzle-orm'
+import type { AppContext } from './context'
+import { errors } from './plugins/errors'
+import { docs } from './plugins/openapi'
+import { superadmin } from './modules/superadmin'
+import { employeesModule } from './modules/employees'
+
+/** Builds the whole service from its dependencies; listening is the caller's business. */
+export function createApp(app: AppContext) {
+  return new Elysia()
+    .use(errors(app.log))
+    .use(docs())
+    .get(
+      '/health',
+      async () => {
+        await app.db.execute(sql`select 1`)
+        return { status: 'ok' as const }
+      },
+      { response: { 200: t.Object({ status: t.Literal('ok') }) }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
+    )
+    .use(superadmin(app))
+    .use(employeesModule(app))
+}
+
+export type App = ReturnType<typeof createApp>

@@ -1,0 +1,86 @@
+import { join, resolve } from 'node:path'
+
+export interface Config {
+  port: number
+  databaseUrl?: string
+  dataDir: string
+  publicBaseUrl: string
+  signingSecret: string
+  s3?: {
+    bucket: string
+    endpoint?: string
+    region: string
+    accessKeyId?: string
+    secretAccessKey?: string
+    forcePathStyle: boolean
+  }
+  superadmin: { jwtSecret?: string; jwksUrl?: string; emails: string[] }
+  maxUploadBytes: number
+  dbPoolMax: number
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
+  return Number(raw)
+}
+
+function url(env: Record<string, string | undefined>, name: string, protocols: string[]) {
+  const raw = env[name]
+  if (!raw) return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`)
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must start with ${protocols.join(' or ')}`)
+  return raw
+}
+
+/** Reads and checks the environment; a bad value stops the start with a message naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535)
+  const dataDir = resolve(env.DATA_DIR || './data')
+  const bool = (name: string) => {
+    const raw = (env[name] ?? '').toLowerCase()
+    if (raw === '' || raw === 'false' || raw === '0') return false
+    if (raw === 'true' || raw === '1') return true
+    throw new ConfigError(`${name} must be true or false, got "${env[name]}"`)
+  }
+  const signingSecret = env.SIGNING_SECRET ?? ''
+  if (signingSecret && signingSecret.length < 16) throw new ConfigError('SIGNING_SECRET must be at least 16 characters')
+  return {
+    port,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir,
+    publicBaseUrl: (url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    signingSecret,
+    s3: env.S3_BUCKET
+      ? {
+          bucket: env.S3_BUCKET,
+          endpoint: url(env, 'S3_ENDPOINT', ['http:', 'https:']),
+          region: env.S3_REGION || 'us-east-1',
+          accessKeyId: env.S3_ACCESS_KEY_ID,
+          secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+          forcePathStyle: bool('S3_FORCE_PATH_STYLE'),
+        }
+      : undefined,
+    superadmin: {
+      jwtSecret: env.SUPERADMIN_JWT_SECRET || undefined,
+      jwksUrl: url(env, 'SUPERADMIN_JWKS_URL', ['http:', 'https:']),
+      emails: (env.SUPERADMIN_EMAILS ?? '')
+        .split(',')
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean),
+    },
+    maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 31),
+    dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 500),
+  }
+}
+
+export const filesDir = (config: Config) => join(config.dataDir, 'files')

@@ -1,0 +1,54 @@
+export type ErrorCode =
+  | 'INVALID_ID'
+  | 'VALIDATION_ERROR'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'MESAS_DISABLED'
+  | 'VENTANILLA_DISABLED'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'NOT_ALL_PENDING'
+  | 'NOT_ALL_COMPLETED'
+  | 'ALREADY_CANCELLED'
+  | 'SLUG_TAKEN'
+  | 'ACCOUNT_IN_OTHER_MESA'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'TOOL_DISABLED'
+  | 'QUEUE_EMPTY'
+  | 'BALANCE_NOT_ZERO'
+  | 'FILE_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'CURRENCIES_MUST_DIFFER'
+  | 'ACCOUNT_NOT_INTERNAL'
+  | 'ACCOUNT_CURRENCY_MISMATCH'
+  | 'OPERATION_TYPE_NOT_FOUND'
+  | 'OPERATION_TYPE_KIND_MISMATCH'
+  | 'UNKNOWN_ACCOUNT'
+  | 'UNKNOWN_CLIENT'
+  | 'UNKNOWN_TAG'
+  | 'UNKNOWN_COST_CENTER'
+  | 'UNKNOWN_TRANSACTION_TYPE'
+  | 'INVALID_PARAMETERS'
+  | 'NO_TRADE_LEGS'
+  | 'RATE_LIMITED'
+  | 'INTERNAL_ERROR'
+
+/** The one error type services throw; the errors plugin turns it into `{ error, code, details? }`. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message)
+  }
+}
+
+export const notFound = (what = 'Record') => new ApiError(404, 'NOT_FOUND', `${what} not found`)
+export const forbidden = (message = 'Not allowed for this key') => new ApiError(403, 'FORBIDDEN', message)
+export const unauthorized = (message = 'Missing or invalid API key') => new ApiError(401, 'UNAUTHORIZED', message)
+export const invalid = (message: string, details?: unknown) => new ApiError(400, 'VALIDATION_ERROR', message, details)
+export const conflict = (code: ErrorCode, message: string) => new ApiError(409, code, message)
+export const unprocessable = (code: ErrorCode, message: string, details?: unknown) =>
+  new ApiError(422, code, message, details)

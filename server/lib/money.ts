@@ -1,0 +1,27 @@
+import Decimal from 'decimal.js'
+
+/** Amounts keep six decimal places; extra places round half away from zero, as Postgres numeric does. */
+export const MONEY_SCALE = 6
+
+export const D = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP })
+export type Dec = InstanceType<typeof D>
+
+export const MONEY_PATTERN = '^-?(0|[1-9][0-9]{0,20})(\\.[0-9]+)?$'
+
+export function dec(value: string | number | Dec): Dec {
+  return new D(typeof value === 'number' ? String(value) : value)
+}
+
+/** Input (JSON number or decimal string) → the exact string stored in a numeric column. */
+export function toMoney(value: string | number | Dec): string {
+  return dec(value).toDecimalPlaces(MONEY_SCALE).toFixed(MONEY_SCALE)
+}
+
+/** A numeric column value (string) → the JSON number the contract promises in responses. */
+export function toJson(value: string | null | undefined): number {
+  return value == null ? 0 : Number(value)
+}
+
+export const isFiniteDecimal = (value: unknown): value is string | number =>
+  (typeof value === 'number' && Number.isFinite(value)) ||
+  (typeof value === 'string' && new RegExp(MONEY_PATTERN).test(value))

@@ -1,0 +1,112 @@
+import { and, eq, sql } from 'drizzle-orm'
+import { idempotencyKeys } from '../../db/schema'
+import type { Tx } from '../plugins/database'
+import type { Caller } from '../plugins/auth'
+import type { AppContext } from '../context'
+import { conflict, invalid } from './errors'
+import { sha256 } from './secrets'
+
+export interface WriteOptions {
+  /** `messaging` or `twin` when a bot tool run makes the change; the audit trail records it. */
+  channel?: string
+  channelDetail?: unknown
+}
+
+/**
+ * Every change runs here: one database transaction that first tells the audit trigger who is acting.
+ * A company key has no email, so its audit actor stays null.
+ */
+export async function write<T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) {
+  return app.db.transaction(async (tx) => {
+    await tx.execute(sql`select
+      set_config('app.actor_email', ${caller.employee?.email ?? ''}, true),
+      set_config('app.channel', ${opts.channel ?? ''}, true),
+      set_config('app.channel_detail', ${opts.channelDetail ? JSON.stringify(opts.channelDetail) : ''}, true),
+      set_config('app.company_id', ${String(caller.companyId)}, true)`)
+    return fn(tx)
+  })
+}
+
+const RETENTION_MS = 24 * 60 * 60 * 1000
+
+export interface IdempotentRequest {
+  key: string | undefined
+  method: string
+  path: string
+  /** What makes two requests "the same": the JSON body, or a digest of a multipart upload. */
+  fingerprint: unknown
+}
+
+/** Rolls back the replaying transaction while carrying the stored answer out of it. */
+class Replay extends Error {
+  constructor(readonly status: number, readonly body: unknown) {
+    super('replay')
+  }
+}
+
+/**
+ * A creating POST. With an `Idempotency-Key`, the key is claimed in the same transaction as the write,
+ * so a concurrent duplicate waits on the claim and then replays what committed; a failed first attempt
+ * leaves no claim behind.
+ */
+export async function createOnce<T>(
+  app: AppContext,
+  caller: Caller,
+  req: IdempotentRequest,
+  set: { status?: number | string },
+  fn: (tx: Tx) => Promise<T>,
+  opts: WriteOptions & { status?: number } = {},
+): Promise<T> {
+  const status = opts.status ?? 201
+  if (req.key === undefined) {
+    const body = await write(app, caller, fn, opts)
+    set.status = status
+    return body
+  }
+  if (req.key.length < 1 || req.key.length > 255) throw invalid('Idempotency-Key must be 1 to 255 characters')
+  const hash = sha256(`${req.method} ${req.path}\n${JSON.stringify(req.fingerprint ?? null)}`)
+  try {
+    const body = await write(
+      app,
+      caller,
+      async (tx) => {
+        const claimed = await tx
+          .insert(idempotencyKeys)
+          .values({ companyId: caller.companyId, key: req.key!, requestHash: hash, status, response: {} })
+          .onConflictDoNothing()
+          .returning({ key: idempotencyKeys.key })
+        if (claimed.length === 0) {
+          const [prior] = await tx
+            .select()
+            .from(idempotencyKeys)
+            .where(and(eq(idempotencyKeys.companyId, caller.companyId), eq(idempotencyKeys.key, req.key!)))
+            .for('update')
+          if (app.clock().getTime() - prior.createdAt.getTime() < RETENTION_MS) {
+            if (prior.requestHash !== hash)
+              throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request')
+            throw new Replay(prior.status, prior.response)
+          }
+          await tx
+            .update(idempotencyKeys)
+            .set({ requestHash: hash, status, response: {}, createdAt: app.clock() })
+            .where(and(eq(idempotencyKeys.companyId, caller.companyId), eq(idempotencyKeys.key, req.key!)))
+        }
+        const result = await fn(tx)
+        await tx
+          .update(idempotencyKeys)
+          .set({ response: JSON.parse(JSON.stringify(result ?? null)) })
+          .where(and(eq(idempotencyKeys.companyId, caller.companyId), eq(idempotencyKeys.key, req.key!)))
+        return result
+      },
+      opts,
+    )
+    set.status = status
+    return body
+  } catch (e) {
+    if (e instanceof Replay) {
+      set.status = e.status
+      return e.body as T
+    }
+    throw e
+  }
+}

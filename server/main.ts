@@ -1,0 +1,68 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { ConfigError, loadConfig, type Config } from './config'
+import { openDatabase } from './plugins/database'
+import { createStore } from './plugins/storage'
+import { createApp } from './app'
+import type { AppContext } from './context'
+
+const log = (entry: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }))
+
+/** Without SIGNING_SECRET the embedded default keeps one under DATA_DIR, so links survive a restart. */
+function signingSecret(config: Config): string {
+  if (config.signingSecret) return config.signingSecret
+  const file = join(config.dataDir, 'signing-secret')
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true })
+    writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 })
+  }
+  return readFileSync(file, 'utf8').trim()
+}
+
+async function main() {
+  let config: Config
+  try {
+    config = loadConfig()
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`Configuration error: ${e.message}`)
+      process.exit(2)
+    }
+    throw e
+  }
+  config = { ...config, signingSecret: signingSecret(config) }
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
+    poolMax: config.dbPoolMax,
+  })
+  const ctx: AppContext = {
+    config,
+    database,
+    db: database.db,
+    store: createStore(config),
+    clock: () => new Date(),
+    log,
+  }
+  if (process.argv.includes('--demo')) {
+    const { seedDemo } = await import('./demo')
+    await seedDemo(ctx)
+  }
+  const server = createApp(ctx).listen({ port: config.port, idleTimeout: 0 })
+  log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    log({ level: 'info', msg: 'stopping', signal })
+    await server.stop(true)
+    await database.close()
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
+}
+
+await main()

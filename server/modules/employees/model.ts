@@ -1,0 +1,33 @@
+import { t } from 'elysia'
+import { PERMISSIONS } from '../../plugins/auth'
+
+const permission = t.Union(PERMISSIONS.map((p) => t.Literal(p)))
+const clientIds = t.Array(t.Integer({ minimum: 1, maximum: 2147483647 }), { maxItems: 1000, uniqueItems: true })
+
+export const EmployeeModel = {
+  create: t.Object(
+    {
+      email: t.String({ format: 'email', maxLength: 254 }),
+      name: t.String({ minLength: 1, maxLength: 200 }),
+      permissions: t.Array(permission, { uniqueItems: true }),
+      client_ids: t.Optional(clientIds),
+    },
+    { additionalProperties: false },
+  ),
+  update: t.Object(
+    {
+      email: t.Optional(t.String({ format: 'email', maxLength: 254 })),
+      name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      permissions: t.Optional(t.Array(permission, { uniqueItems: true })),
+      client_ids: t.Optional(clientIds),
+    },
+    { additionalProperties: false },
+  ),
+  employee: t.Object({
+    id: t.Integer(),
+    email: t.String(),
+    name: t.String(),
+    permissions: t.Array(t.String()),
+    client_ids: t.Array(t.Integer()),
+  }),
+}

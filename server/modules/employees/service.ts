@@ -1,0 +1,114 @@
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { apiKeys, clients, employees } from '../../../db/schema'
+import type { Executor, Tx } from '../../plugins/database'
+import type { Caller } from '../../plugins/auth'
+import { conflict, notFound, unprocessable } from '../../lib/errors'
+
+type Row = typeof employees.$inferSelect
+
+export const employeeDto = (e: Row) => ({
+  id: e.id,
+  email: e.email,
+  name: e.name,
+  permissions: e.permissions,
+  client_ids: e.clientIds,
+})
+
+async function checkClients(tx: Tx, companyId: number, ids: number[] | undefined) {
+  if (!ids?.length) return
+  const found = await tx
+    .select({ id: clients.id })
+    .from(clients)
+    .where(and(eq(clients.companyId, companyId), inArray(clients.id, ids), isNull(clients.deletedAt)))
+  if (found.length !== ids.length) {
+    const known = new Set(found.map((c) => c.id))
+    throw unprocessable('UNKNOWN_CLIENT', 'Unknown client in client_ids', ids.filter((id) => !known.has(id)).map((id) => ({ field: 'client_ids', message: `unknown client ${id}` })))
+  }
+}
+
+async function emailTaken(tx: Tx, companyId: number, email: string, exceptId?: number) {
+  const [row] = await tx
+    .select({ id: employees.id })
+    .from(employees)
+    .where(and(eq(employees.companyId, companyId), sql`lower(${employees.email}) = lower(${email})`, isNull(employees.deletedAt)))
+  return row && row.id !== exceptId
+}
+
+export async function createEmployee(
+  tx: Tx,
+  caller: Caller,
+  input: { email: string; name: string; permissions: string[]; client_ids?: number[] },
+) {
+  await checkClients(tx, caller.companyId, input.client_ids)
+  if (await emailTaken(tx, caller.companyId, input.email)) throw conflict('CONFLICT', 'An employee with this email exists')
+  const [row] = await tx
+    .insert(employees)
+    .values({
+      companyId: caller.companyId,
+      email: input.email.toLowerCase(),
+      name: input.name,
+      permissions: input.permissions,
+      clientIds: input.client_ids ?? [],
+    })
+    .returning()
+  return employeeDto(row)
+}
+
+export async function listEmployees(db: Executor, caller: Caller) {
+  const rows = await db
+    .select()
+    .from(employees)
+    .where(and(eq(employees.companyId, caller.companyId), isNull(employees.deletedAt)))
+    .orderBy(employees.id)
+  return rows.map(employeeDto)
+}
+
+export async function getEmployee(db: Executor, caller: Caller, id: number) {
+  const [row] = await db
+    .select()
+    .from(employees)
+    .where(and(eq(employees.id, id), eq(employees.companyId, caller.companyId), isNull(employees.deletedAt)))
+  if (!row) throw notFound('Employee')
+  return row
+}
+
+export async function updateEmployee(
+  tx: Tx,
+  caller: Caller,
+  id: number,
+  input: { email?: string; name?: string; permissions?: string[]; client_ids?: number[] },
+) {
+  await getEmployee(tx, caller, id)
+  await checkClients(tx, caller.companyId, input.client_ids)
+  if (input.email && (await emailTaken(tx, caller.companyId, input.email, id)))
+    throw conflict('CONFLICT', 'An employee with this email exists')
+  const [row] = await tx
+    .update(employees)
+    .set({
+      ...(input.email !== undefined && { email: input.email.toLowerCase() }),
+      ...(input.name !== undefined && { name: input.name }),
+      ...(input.permissions !== undefined && { permissions: input.permissions }),
+      ...(input.client_ids !== undefined && { clientIds: input.client_ids }),
+      updatedAt: new Date(),
+    })
+    .where(eq(employees.id, id))
+    .returning()
+  return employeeDto(row)
+}
+
+/** Soft delete; the employee's keys stop working at once because authentication checks `deleted_at`. */
+export async function deleteEmployee(tx: Tx, caller: Caller, id: number) {
+  await getEmployee(tx, caller, id)
+  await tx.update(employees).set({ deletedAt: new Date(), updatedAt: new Date() }).where(eq(employees.id, id))
+  return { deleted: true as const }
+}
+
+export async function revokeKey(tx: Tx, caller: Caller, id: number) {
+  const [row] = await tx
+    .update(apiKeys)
+    .set({ revokedAt: new Date(), updatedAt: new Date() })
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.companyId, caller.companyId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id })
+  if (!row) throw notFound('API key')
+  return { deleted: true as const }
+}

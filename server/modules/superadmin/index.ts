@@ -1,0 +1,55 @@
+import { Elysia } from 'elysia'
+import { sql } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import { errors, IdParams } from '../../lib/models'
+import { CompanyModel } from './model'
+import { createCompany, getCompany, issueKey, superadminVerifier, updateCompany } from './service'
+
+/** Platform operators; the per-company module flags change only here. */
+export const superadmin = (app: AppContext) => {
+  const verify = superadminVerifier(app.config.superadmin)
+  const inTx = <T>(email: string, fn: Parameters<typeof app.db.transaction<T>>[0]) =>
+    app.db.transaction(async (tx) => {
+      await tx.execute(sql`select set_config('app.actor_email', ${email}, true)`)
+      return fn(tx)
+    })
+  const detail = { tags: ['Superadmin'], security: [{ bearer: [] }] }
+  return new Elysia({ prefix: '/api/superadmin' })
+    .derive(async ({ headers }) => ({ operator: await verify(headers.authorization) }))
+    .post(
+      '/companies',
+      async ({ operator, body, set }) => {
+        const company = await inTx(operator, (tx) => createCompany(tx, body))
+        set.status = 201
+        return company
+      },
+      { body: CompanyModel.create, response: { 201: CompanyModel.company, ...errors(400, 401) }, detail: { ...detail, summary: 'Create a company' } },
+    )
+    .patch(
+      '/companies/:id',
+      ({ operator, params, body }) => inTx(operator, (tx) => updateCompany(tx, params.id, body)),
+      {
+        params: IdParams,
+        body: CompanyModel.update,
+        response: { 200: CompanyModel.company, ...errors(400, 401, 404) },
+        detail: { ...detail, summary: 'Update a company, including its module flags' },
+      },
+    )
+    .post(
+      '/companies/:id/api-keys',
+      async ({ operator, params, body, set }) => {
+        const key = await inTx(operator, async (tx) => {
+          await getCompany(tx, params.id)
+          return issueKey(tx, params.id, null, body.name)
+        })
+        set.status = 201
+        return key
+      },
+      {
+        params: IdParams,
+        body: CompanyModel.keyCreate,
+        response: { 201: CompanyModel.issuedKey, ...errors(400, 401, 404) },
+        detail: { ...detail, summary: 'Issue a company API key (the secret is shown only once)' },
+      },
+    )
+}

@@ -1,0 +1,89 @@
+import { eq } from 'drizzle-orm'
+import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose'
+import { apiKeys, companies } from '../../../db/schema'
+import type { Executor, Tx } from '../../plugins/database'
+import type { Config } from '../../config'
+import { invalid, notFound, unauthorized } from '../../lib/errors'
+import { newCredential } from '../../lib/secrets'
+import { KEY_KIND } from '../../plugins/auth'
+
+type CompanyRow = typeof companies.$inferSelect
+
+export const companyDto = (c: CompanyRow) => ({
+  id: c.id,
+  name: c.name,
+  timezone: c.timezone,
+  modules: { mesas: c.mesasEnabled, ventanilla: c.ventanillaEnabled },
+})
+
+export function validTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Verifies a superadmin bearer token: signature, expiry, and an allow-listed `email` claim. */
+export function superadminVerifier(config: Config['superadmin']) {
+  const jwks: JWTVerifyGetKey | null = config.jwksUrl ? createRemoteJWKSet(new URL(config.jwksUrl)) : null
+  const secret = config.jwtSecret ? new TextEncoder().encode(config.jwtSecret) : null
+  return async (authorization: string | undefined): Promise<string> => {
+    const token = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(authorization ?? '')?.[1]
+    if (!token || (!jwks && !secret)) throw unauthorized('Missing or invalid superadmin token')
+    try {
+      const { payload } = jwks
+        ? await jwtVerify(token, jwks, { algorithms: ['RS256', 'ES256'], requiredClaims: ['exp'] })
+        : await jwtVerify(token, secret!, { algorithms: ['HS256'], requiredClaims: ['exp'] })
+      const email = typeof payload.email === 'string' ? payload.email.toLowerCase() : ''
+      if (!email || !config.emails.includes(email)) throw new Error('email not allowed')
+      return email
+    } catch {
+      throw unauthorized('Missing or invalid superadmin token')
+    }
+  }
+}
+
+export async function createCompany(tx: Tx, input: { name: string; timezone?: string }) {
+  if (input.timezone && !validTimezone(input.timezone)) throw invalid('Unknown time zone', [{ field: 'timezone', message: 'not an IANA time zone' }])
+  const [row] = await tx.insert(companies).values({ name: input.name, ...(input.timezone ? { timezone: input.timezone } : {}) }).returning()
+  return companyDto(row)
+}
+
+export async function updateCompany(
+  tx: Tx,
+  id: number,
+  input: { name?: string; timezone?: string; modules?: { mesas?: boolean; ventanilla?: boolean } },
+) {
+  if (input.timezone && !validTimezone(input.timezone)) throw invalid('Unknown time zone', [{ field: 'timezone', message: 'not an IANA time zone' }])
+  const [row] = await tx
+    .update(companies)
+    .set({
+      ...(input.name !== undefined && { name: input.name }),
+      ...(input.timezone !== undefined && { timezone: input.timezone }),
+      ...(input.modules?.mesas !== undefined && { mesasEnabled: input.modules.mesas }),
+      ...(input.modules?.ventanilla !== undefined && { ventanillaEnabled: input.modules.ventanilla }),
+      updatedAt: new Date(),
+    })
+    .where(eq(companies.id, id))
+    .returning()
+  if (!row) throw notFound('Company')
+  return companyDto(row)
+}
+
+export async function getCompany(db: Executor, id: number) {
+  const [row] = await db.select().from(companies).where(eq(companies.id, id))
+  if (!row) throw notFound('Company')
+  return row
+}
+
+/** Issues a key for a company (employeeId null) or an employee; the secret is returned once and kept only as a hash. */
+export async function issueKey(tx: Tx, companyId: number, employeeId: number | null, name: string) {
+  const cred = newCredential(KEY_KIND)
+  const [row] = await tx
+    .insert(apiKeys)
+    .values({ companyId, employeeId, name, prefix: cred.prefix, keyHash: cred.hash })
+    .returning()
+  return { id: row.id, name: row.name, key: cred.value, prefix: cred.prefix, created_at: row.createdAt.toISOString() }
+}

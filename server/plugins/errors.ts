@@ -1,0 +1,59 @@
+import { Elysia, ValidationError } from 'elysia'
+import { ApiError } from '../lib/errors'
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8' } })
+
+function validationDetails(error: ValidationError) {
+  try {
+    return error.all.map((e) => ({
+      field: 'path' in e && e.path ? e.path.replace(/^\//, '').replace(/\//g, '.') || error.type : error.type,
+      message: 'message' in e ? e.message : String(e.summary ?? 'invalid'),
+    }))
+  } catch {
+    return [{ field: error.type, message: 'invalid' }]
+  }
+}
+
+/** Postgres errors that are the caller's fault (bad text encoding, out-of-range values) are 400s, not 500s. */
+function clientFaultFromDatabase(error: unknown): boolean {
+  const code = (error as { code?: string; cause?: { code?: string } })?.cause?.code ?? (error as { code?: string })?.code
+  return typeof code === 'string' && /^(22|23514)/.test(code)
+}
+
+/**
+ * Turns every failure into `{ error, code, details? }` with the contract's status; nothing else leaves.
+ * Unknown failures are logged with the request id and answered 500 INTERNAL_ERROR without a trace.
+ */
+export const errors = (log: (entry: Record<string, unknown>) => void) =>
+  new Elysia({ name: 'errors' })
+    .error({ ApiError })
+    .onError({ as: 'global' }, ({ code, error, request }) => {
+      if (error instanceof ApiError) {
+        const body: Record<string, unknown> = { error: error.message, code: error.code }
+        if (error.details !== undefined) body.details = error.details
+        return json(error.status, body)
+      }
+      switch (code) {
+        case 'VALIDATION': {
+          const v = error as ValidationError
+          if (v.type === 'params') return json(400, { error: 'Invalid id in path', code: 'INVALID_ID' })
+          return json(400, { error: `Invalid ${v.type}`, code: 'VALIDATION_ERROR', details: validationDetails(v) })
+        }
+        case 'PARSE':
+          return json(400, { error: 'Malformed request body', code: 'VALIDATION_ERROR' })
+        case 'NOT_FOUND':
+          return json(404, { error: 'Not found', code: 'NOT_FOUND' })
+        case 'INVALID_FILE_TYPE':
+          return json(415, { error: 'Unsupported media type', code: 'UNSUPPORTED_MEDIA_TYPE' })
+      }
+      if (clientFaultFromDatabase(error)) return json(400, { error: 'Invalid value', code: 'VALIDATION_ERROR' })
+      log({
+        level: 'error',
+        msg: 'unhandled',
+        method: request.method,
+        path: new URL(request.url).pathname,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      })
+      return json(500, { error: 'Internal error', code: 'INTERNAL_ERROR' })
+    })
