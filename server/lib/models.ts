@@ -6,8 +6,20 @@ export const ErrorBody = t.Object(
   { $id: '#/components/schemas/Error', description: 'Every error: a human message and a stable code.' },
 )
 
+/**
+ * Digits of 1..2147483647 with no sign, leading zero, exponent, fraction or blank. `t.Numeric` is not enough:
+ * it takes anything `Number()` takes ('1e3', ' 12', '0x10'), so the range lives in the pattern itself.
+ */
+const ID_PATTERN =
+  '^(?:[1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$'
+
 /** A path id: positive decimal integer up to 2^31−1. Anything else is 400 INVALID_ID (see the errors plugin). */
-export const Id = t.Numeric({ minimum: 1, maximum: 2147483647, multipleOf: 1, description: 'Positive integer id' })
+export const Id = t
+  .Transform(
+    t.String({ pattern: ID_PATTERN, description: 'Positive integer id: decimal digits, 1 to 2147483647' }),
+  )
+  .Decode((value) => Number(value))
+  .Encode((value) => value)
 export const IdParams = t.Object({ id: Id })
 
 export const Money = t.Union([t.Number(), t.String({ pattern: MONEY_PATTERN })], {
