@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { sql } from 'drizzle-orm'
 import type { AppContext } from './context'
 import { errors } from './plugins/errors'
+import { requestLog } from './plugins/request-log'
 import { docs } from './plugins/openapi'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
@@ -9,7 +10,8 @@ import { employeesModule } from './modules/employees'
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
   return new Elysia()
-    .use(errors(app.log))
+    .use(requestLog((entry) => app.log(entry)))
+    .use(errors((entry) => app.log(entry)))
     .use(docs())
     .get(
       '/health',

@@ -1,5 +1,6 @@
 import { Elysia, ValidationError } from 'elysia'
 import { ApiError } from '../lib/errors'
+import { requestId } from './request-log'
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8' } })
@@ -51,6 +52,7 @@ export const errors = (log: (entry: Record<string, unknown>) => void) =>
       log({
         level: 'error',
         msg: 'unhandled',
+        id: requestId(request),
         method: request.method,
         path: new URL(request.url).pathname,
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
