@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { AppContext } from './context'
 import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
+import { rateLimit } from './plugins/rate-limit'
 import { docs } from './plugins/openapi'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
@@ -12,6 +13,7 @@ export function createApp(app: AppContext) {
   return new Elysia()
     .use(requestLog((entry) => app.log(entry)))
     .use(errors((entry) => app.log(entry)))
+    .use(rateLimit(app.config.rateLimit))
     .use(docs())
     .get(
       '/health',

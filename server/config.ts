@@ -17,6 +17,7 @@ export interface Config {
   superadmin: { jwtSecret?: string; jwksUrl?: string; emails: string[] }
   maxUploadBytes: number
   dbPoolMax: number
+  rateLimit: { perKey: number; perIp: number }
 }
 
 export class ConfigError extends Error {}
@@ -80,6 +81,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 31),
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 500),
+    rateLimit: {
+      perKey: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+      perIp: integer(env, 'RATE_LIMIT_IP_PER_MINUTE', 600, 0, 1_000_000),
+    },
   }
 }
 

@@ -54,6 +54,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     SIGNING_SECRET: 'test-signing-secret-0123456789',
     SUPERADMIN_JWT_SECRET: SUPERADMIN_SECRET,
     SUPERADMIN_EMAILS: SUPERADMIN_EMAIL,
+    RATE_LIMIT_PER_MINUTE: '0',
+    RATE_LIMIT_IP_PER_MINUTE: '0',
   })
   return { ...base, databaseUrl: process.env.TEST_DATABASE_URL, ...overrides }
 }
