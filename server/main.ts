@@ -45,11 +45,12 @@ async function main() {
     clock: () => new Date(),
     log,
   }
+  const app = createApp(ctx)
   if (process.argv.includes('--demo')) {
     const { seedDemo } = await import('./demo')
-    await seedDemo(ctx)
+    await seedDemo(ctx, app)
   }
-  const server = createApp(ctx).listen({ port: config.port, idleTimeout: 0 })
+  const server = app.listen({ port: config.port, idleTimeout: 0, maxRequestBodySize: config.maxUploadBytes + 1024 * 1024 })
   log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
 
   let stopping = false
