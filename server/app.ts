@@ -7,6 +7,8 @@ import { rateLimit } from './plugins/rate-limit'
 import { docs } from './plugins/openapi'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
+import { clientsModule } from './modules/clients'
+import { operationsModule } from './modules/operations'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -25,6 +27,8 @@ export function createApp(app: AppContext) {
     )
     .use(superadmin(app))
     .use(employeesModule(app))
+    .use(clientsModule(app))
+    .use(operationsModule(app))
 }
 
 export type App = ReturnType<typeof createApp>
