@@ -15,8 +15,15 @@ export const clients = pgTable(
     ...timestamps,
     deletedAt: deletedAt(),
   },
+  // Lists order by name in the "C" collation so the order is the same on every server, and these partial indexes
+  // (live rows only) hand the page out already sorted. The description filter is checked on the rows of that
+  // scan: core Postgres 15 has no index for a case-insensitive substring, and pg_trgm is an optional contrib
+  // extension, so it is not assumed; where it is installed, a GIN `gin_trgm_ops` index on description can be added.
   (t) => [
-    index('clients_company_name').on(t.companyId, t.name, t.id).where(sql`${t.deletedAt} is null`),
+    index('clients_company_name').on(t.companyId, sql`${t.name} collate "C"`, t.id).where(sql`${t.deletedAt} is null`),
+    index('clients_company_type_name')
+      .on(t.companyId, t.type, sql`${t.name} collate "C"`, t.id)
+      .where(sql`${t.deletedAt} is null`),
   ],
 )
 
@@ -43,7 +50,7 @@ export const tags = pgTable(
     color: text('color').notNull(),
     ...timestamps,
   },
-  (t) => [index('tags_company').on(t.companyId)],
+  (t) => [index('tags_company').on(t.companyId, t.name)],
 )
 
 export const clientTags = pgTable(

@@ -19,7 +19,7 @@ export const Id = t
     t.String({ pattern: ID_PATTERN, description: 'Positive integer id: decimal digits, 1 to 2147483647' }),
   )
   .Decode((value) => Number(value))
-  .Encode((value) => value)
+  .Encode((value) => String(value))
 export const IdParams = t.Object({ id: Id })
 
 export const Money = t.Union([t.Number(), t.String({ pattern: MONEY_PATTERN })], {

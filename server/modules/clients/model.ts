@@ -1,0 +1,104 @@
+import { t } from 'elysia'
+import { DateTime, pageQuery } from '../../lib/models'
+
+const TYPE_DOC = '0 = internal caja, 1 = external running account'
+const clientType = t.Union([t.Literal(0), t.Literal(1)], { description: TYPE_DOC })
+/** Query strings arrive as text; Elysia's t.Integer reads "0"/"1" there. */
+const clientTypeQuery = t.Integer({ minimum: 0, maximum: 1, description: `${TYPE_DOC}; omitted means both` })
+const refId = t.Integer({ minimum: 1, maximum: 2147483647 })
+const currencyName = t.String({ minLength: 1, maxLength: 50, description: 'Currency of the account, e.g. USD, ARS' })
+const accountName = t.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'Account name; when omitted the account is named after its currency (`currency_name`).',
+})
+
+const tag = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  color: t.String({ description: 'Hex color #RRGGBB' }),
+  company_id: t.Integer(),
+  created_at: DateTime,
+  updated_at: DateTime,
+})
+
+const account = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  currency_name: t.String(),
+  client_id: t.Integer(),
+  balance: t.Number({ description: 'Exact balance as a JSON number' }),
+  created_at: DateTime,
+  updated_at: DateTime,
+})
+
+const clientTag = t.Object({
+  id: t.Integer(),
+  client_id: t.Integer(),
+  tag_id: t.Integer(),
+  created_at: DateTime,
+  tag,
+})
+
+const client = t.Object({
+  id: t.Integer(),
+  name: t.String(),
+  description: t.String(),
+  company_id: t.Integer(),
+  type: t.Integer({ description: TYPE_DOC }),
+  created_at: DateTime,
+  updated_at: DateTime,
+  accounts: t.Array(account),
+  client_tags: t.Array(clientTag),
+})
+
+const accountCreate = t.Object({ name: t.Optional(accountName), currency_name: currencyName }, { additionalProperties: false })
+
+export const ClientModel = {
+  client,
+  account,
+  tag,
+  clientTag,
+  listQuery: t.Object({
+    ...pageQuery(200),
+    description: t.Optional(t.String({ maxLength: 200, description: "Case-insensitive part of the client's description" })),
+    type: t.Optional(clientTypeQuery),
+  }),
+  list: t.Object({ data: t.Array(client), count: t.Integer({ description: 'Number of clients matching the filters, over all pages' }) }),
+  create: t.Object(
+    {
+      name: t.String({ minLength: 1, maxLength: 200 }),
+      description: t.Optional(t.String({ maxLength: 2000 })),
+      type: clientType,
+      accounts: t.Optional(t.Array(accountCreate, { maxItems: 100 })),
+      tag_ids: t.Optional(t.Array(refId, { maxItems: 100, uniqueItems: true })),
+    },
+    { additionalProperties: false },
+  ),
+  update: t.Object(
+    {
+      name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      description: t.Optional(t.String({ maxLength: 2000 })),
+      type: t.Optional(clientType),
+    },
+    { additionalProperties: false },
+  ),
+  accountCreate,
+  tagCreate: t.Object(
+    {
+      name: t.String({ minLength: 1, maxLength: 100 }),
+      color: t.String({ pattern: '^#[0-9A-Fa-f]{6}$', description: 'Hex color #RRGGBB' }),
+    },
+    { additionalProperties: false },
+  ),
+  tagAttach: t.Object({ tag_id: refId }, { additionalProperties: false }),
+  balances: t.Object({
+    data: t.Array(
+      t.Object({
+        currency: t.String(),
+        cajas: t.Number({ description: 'Sum of balances of internal cajas (type 0) in this currency' }),
+        accounts: t.Number({ description: 'Sum of balances of external accounts (type 1) in this currency' }),
+      }),
+    ),
+  }),
+}

@@ -1,0 +1,253 @@
+import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
+import { accounts, clients, clientTags, tags } from '../../../db/schema'
+import type { Executor, Tx } from '../../plugins/database'
+import type { Caller } from '../../plugins/auth'
+import { ApiError, notFound, unprocessable } from '../../lib/errors'
+import { dec, toJson } from '../../lib/money'
+
+type ClientRow = typeof clients.$inferSelect
+type AccountRow = typeof accounts.$inferSelect
+type TagRow = typeof tags.$inferSelect
+type ClientTagRow = typeof clientTags.$inferSelect
+
+export const tagDto = (t: TagRow) => ({
+  id: t.id,
+  name: t.name,
+  color: t.color,
+  company_id: t.companyId,
+  created_at: t.createdAt.toISOString(),
+  updated_at: t.updatedAt.toISOString(),
+})
+
+export const accountDto = (a: AccountRow) => ({
+  id: a.id,
+  name: a.name,
+  currency_name: a.currencyName,
+  client_id: a.clientId,
+  balance: toJson(a.balance),
+  created_at: a.createdAt.toISOString(),
+  updated_at: a.updatedAt.toISOString(),
+})
+
+export const clientTagDto = (ct: ClientTagRow, tag: TagRow) => ({
+  id: ct.id,
+  client_id: ct.clientId,
+  tag_id: ct.tagId,
+  created_at: ct.createdAt.toISOString(),
+  tag: tagDto(tag),
+})
+
+const clientDto = (c: ClientRow, accs: AccountRow[], cts: { ct: ClientTagRow; tag: TagRow }[]) => ({
+  id: c.id,
+  name: c.name,
+  description: c.description,
+  company_id: c.companyId,
+  type: c.type,
+  created_at: c.createdAt.toISOString(),
+  updated_at: c.updatedAt.toISOString(),
+  accounts: accs.map(accountDto),
+  client_tags: cts.map(({ ct, tag }) => clientTagDto(ct, tag)),
+})
+
+function groupBy<T>(items: T[], key: (item: T) => number) {
+  const out = new Map<number, T[]>()
+  for (const item of items) {
+    const k = key(item)
+    const list = out.get(k)
+    if (list) list.push(item)
+    else out.set(k, [item])
+  }
+  return out
+}
+
+/** Accounts and tags of many clients in two queries, whatever the page size. */
+async function withChildren(db: Executor, rows: ClientRow[]) {
+  if (rows.length === 0) return []
+  const ids = rows.map((r) => r.id)
+  const accs = await db.select().from(accounts).where(inArray(accounts.clientId, ids)).orderBy(asc(accounts.id))
+  const cts = await db
+    .select({ ct: clientTags, tag: tags })
+    .from(clientTags)
+    .innerJoin(tags, eq(tags.id, clientTags.tagId))
+    .where(inArray(clientTags.clientId, ids))
+    .orderBy(asc(clientTags.id))
+  const accsBy = groupBy(accs, (a) => a.clientId)
+  const tagsBy = groupBy(cts, (x) => x.ct.clientId)
+  return rows.map((r) => clientDto(r, accsBy.get(r.id) ?? [], tagsBy.get(r.id) ?? []))
+}
+
+const live = (caller: Caller) => and(eq(clients.companyId, caller.companyId), isNull(clients.deletedAt))
+
+/** `%`, `_` and the escape character itself are literal in the description filter. */
+export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+export async function listClients(
+  db: Executor,
+  caller: Caller,
+  q: { page?: number; pageSize?: number; description?: string; type?: number },
+) {
+  const page = q.page ?? 1
+  const pageSize = q.pageSize ?? 50
+  const where: (SQL | undefined)[] = [live(caller)]
+  if (q.type !== undefined) where.push(eq(clients.type, q.type))
+  if (q.description) where.push(sql`${clients.description} ilike ${`%${likeLiteral(q.description)}%`}`)
+  // The total rides along with the page as a window count, so a normal page is one query; only a page past
+  // the end (no row to carry it) needs a separate count.
+  const rows = await db
+    .select({ client: clients, total: sql<number>`count(*) over ()`.mapWith(Number) })
+    .from(clients)
+    .where(and(...where))
+    .orderBy(sql`${clients.name} collate "C"`, asc(clients.id))
+    .limit(pageSize)
+    .offset((page - 1) * pageSize)
+  let count = rows[0]?.total ?? 0
+  if (rows.length === 0 && page > 1) {
+    const [row] = await db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(clients).where(and(...where))
+    count = row.n
+  }
+  return { data: await withChildren(db, rows.map((r) => r.client)), count }
+}
+
+async function clientRow(db: Executor, caller: Caller, id: number, lock = false) {
+  const query = db.select().from(clients).where(and(eq(clients.id, id), live(caller)))
+  const [row] = lock ? await query.for('update') : await query
+  if (!row) throw notFound('Client')
+  return row
+}
+
+export async function getClient(db: Executor, caller: Caller, id: number) {
+  const [dto] = await withChildren(db, [await clientRow(db, caller, id)])
+  return dto
+}
+
+async function checkTags(tx: Tx, caller: Caller, ids: number[]) {
+  if (ids.length === 0) return
+  const found = await tx
+    .select({ id: tags.id })
+    .from(tags)
+    .where(and(eq(tags.companyId, caller.companyId), inArray(tags.id, ids)))
+  const known = new Set(found.map((t) => t.id))
+  const unknown = ids.filter((id) => !known.has(id))
+  if (unknown.length)
+    throw unprocessable('UNKNOWN_TAG', 'Unknown tag', unknown.map((id) => ({ field: 'tag_ids', message: `unknown tag ${id}` })))
+}
+
+export async function createClient(
+  tx: Tx,
+  caller: Caller,
+  input: { name: string; description?: string; type: number; accounts?: { name?: string; currency_name: string }[]; tag_ids?: number[] },
+) {
+  await checkTags(tx, caller, input.tag_ids ?? [])
+  const [row] = await tx
+    .insert(clients)
+    .values({ companyId: caller.companyId, name: input.name, description: input.description ?? '', type: input.type })
+    .returning()
+  if (input.accounts?.length)
+    await tx.insert(accounts).values(
+      input.accounts.map((a) => ({
+        companyId: caller.companyId,
+        clientId: row.id,
+        name: a.name ?? a.currency_name,
+        currencyName: a.currency_name,
+      })),
+    )
+  if (input.tag_ids?.length)
+    await tx.insert(clientTags).values(input.tag_ids.map((tagId) => ({ companyId: caller.companyId, clientId: row.id, tagId })))
+  return getClient(tx, caller, row.id)
+}
+
+export async function updateClient(tx: Tx, caller: Caller, id: number, input: { name?: string; description?: string; type?: number }) {
+  await clientRow(tx, caller, id, true)
+  await tx
+    .update(clients)
+    .set({
+      ...(input.name !== undefined && { name: input.name }),
+      ...(input.description !== undefined && { description: input.description }),
+      ...(input.type !== undefined && { type: input.type }),
+      updatedAt: new Date(),
+    })
+    .where(eq(clients.id, id))
+  return getClient(tx, caller, id)
+}
+
+/**
+ * Soft delete, refused while money sits on any account. The accounts are locked first, so a movement
+ * committing at the same moment either lands before the check (and blocks it) or waits behind the delete.
+ */
+export async function deleteClient(tx: Tx, caller: Caller, id: number) {
+  await clientRow(tx, caller, id, true)
+  const accs = await tx.select({ id: accounts.id, balance: accounts.balance }).from(accounts).where(eq(accounts.clientId, id)).for('update')
+  const open = accs.filter((a) => !dec(a.balance).isZero())
+  if (open.length)
+    throw new ApiError(409, 'BALANCE_NOT_ZERO', 'The client has accounts with a balance other than zero', open.map((a) => ({ field: 'accounts', message: `account ${a.id} balance ${a.balance}` })))
+  await tx.update(clients).set({ deletedAt: new Date(), updatedAt: new Date() }).where(eq(clients.id, id))
+  return { deleted: true as const }
+}
+
+export async function addAccount(tx: Tx, caller: Caller, clientId: number, input: { name?: string; currency_name: string }) {
+  await clientRow(tx, caller, clientId, true)
+  const [row] = await tx
+    .insert(accounts)
+    .values({ companyId: caller.companyId, clientId, name: input.name ?? input.currency_name, currencyName: input.currency_name })
+    .returning()
+  return accountDto(row)
+}
+
+export async function listTags(db: Executor, caller: Caller) {
+  const rows = await db.select().from(tags).where(eq(tags.companyId, caller.companyId)).orderBy(sql`${tags.name} collate "C"`, asc(tags.id))
+  return rows.map(tagDto)
+}
+
+export async function createTag(tx: Tx, caller: Caller, input: { name: string; color: string }) {
+  const [row] = await tx.insert(tags).values({ companyId: caller.companyId, name: input.name, color: input.color }).returning()
+  return tagDto(row)
+}
+
+async function existingLink(db: Executor, clientId: number, tagId: number) {
+  const [row] = await db
+    .select({ ct: clientTags, tag: tags })
+    .from(clientTags)
+    .innerJoin(tags, eq(tags.id, clientTags.tagId))
+    .where(and(eq(clientTags.clientId, clientId), eq(clientTags.tagId, tagId)))
+  return row ? clientTagDto(row.ct, row.tag) : null
+}
+
+/** The client-tag if the tag is already on the client (the POST then answers 200 with it), else null. */
+export async function findClientTag(db: Executor, caller: Caller, clientId: number, tagId: number) {
+  await clientRow(db, caller, clientId)
+  return existingLink(db, clientId, tagId)
+}
+
+export async function attachTag(tx: Tx, caller: Caller, clientId: number, tagId: number) {
+  await clientRow(tx, caller, clientId, true)
+  const [tag] = await tx.select().from(tags).where(and(eq(tags.id, tagId), eq(tags.companyId, caller.companyId)))
+  if (!tag) throw unprocessable('UNKNOWN_TAG', 'Unknown tag', [{ field: 'tag_id', message: `unknown tag ${tagId}` }])
+  const [ct] = await tx.insert(clientTags).values({ companyId: caller.companyId, clientId, tagId }).onConflictDoNothing().returning()
+  return ct ? clientTagDto(ct, tag) : (await existingLink(tx, clientId, tagId))!
+}
+
+export async function detachTag(tx: Tx, caller: Caller, clientId: number, tagId: number) {
+  await clientRow(tx, caller, clientId, true)
+  const removed = await tx
+    .delete(clientTags)
+    .where(and(eq(clientTags.clientId, clientId), eq(clientTags.tagId, tagId)))
+    .returning({ id: clientTags.id })
+  if (removed.length === 0) throw notFound('Tag on this client')
+  return { deleted: true as const }
+}
+
+/** Exact sums in SQL (numeric), one row per currency; accounts of deleted clients do not count. */
+export async function balances(db: Executor, caller: Caller) {
+  const rows = await db
+    .select({
+      currency: accounts.currencyName,
+      cajas: sql<string>`coalesce(sum(${accounts.balance}) filter (where ${clients.type} = 0), 0)::text`,
+      accounts: sql<string>`coalesce(sum(${accounts.balance}) filter (where ${clients.type} = 1), 0)::text`,
+    })
+    .from(accounts)
+    .innerJoin(clients, eq(clients.id, accounts.clientId))
+    .where(and(eq(accounts.companyId, caller.companyId), live(caller)))
+    .groupBy(accounts.currencyName)
+    .orderBy(sql`${accounts.currencyName} collate "C"`)
+  return { data: rows.map((r) => ({ currency: r.currency, cajas: toJson(r.cajas), accounts: toJson(r.accounts) })) }
+}
