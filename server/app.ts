@@ -9,6 +9,7 @@ import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
 import { operationsModule } from './modules/operations'
+import { kioskModule } from './modules/kiosk'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -29,6 +30,7 @@ export function createApp(app: AppContext) {
     .use(employeesModule(app))
     .use(clientsModule(app))
     .use(operationsModule(app))
+    .use(kioskModule(app))
 }
 
 export type App = ReturnType<typeof createApp>
