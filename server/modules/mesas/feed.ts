@@ -1,7 +1,26 @@
+import { and, eq, isNull, sql } from 'drizzle-orm'
+import { mesas } from '../../../db/schema'
 import type { Tx } from '../../plugins/database'
+import { feedOperation } from './service'
 
 /**
  * Called by the ledger in the same database transaction after an operation is created or changes status,
  * so the auto-fed blotter follows the operation (line added when its legs count, dropped on cancel).
+ * A company without auto-fed mesas pays one probe of the partial index `mesas_company_auto`.
  */
-export async function syncMesaLines(_tx: Tx, _companyId: number, _operationId: number): Promise<void> {}
+export async function syncMesaLines(tx: Tx, companyId: number, operationId: number): Promise<void> {
+  const touched = await tx
+    .select()
+    .from(mesas)
+    .where(
+      and(
+        eq(mesas.companyId, companyId),
+        isNull(mesas.deletedAt),
+        eq(mesas.blotterFeedMode, 'auto'),
+        sql`exists (select 1 from mesa_accounts ma join transactions t on t.account_id = ma.account_id
+                    where ma.mesa_id = ${mesas.id} and ma.released_at is null and t.operation_id = ${operationId})`,
+      ),
+    )
+    .orderBy(mesas.id)
+  for (const m of touched) await feedOperation(tx, m, operationId)
+}
