@@ -10,6 +10,7 @@ import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
 import { operationsModule } from './modules/operations'
 import { kioskModule } from './modules/kiosk'
+import { mesasModule } from './modules/mesas'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -30,6 +31,7 @@ export function createApp(app: AppContext) {
     .use(employeesModule(app))
     .use(clientsModule(app))
     .use(operationsModule(app))
+    .use(mesasModule(app))
     .use(kioskModule(app))
 }
 
