@@ -9,6 +9,8 @@ import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
 import { operationsModule } from './modules/operations'
+import { costCentersModule } from './modules/cost-centers'
+import { messagingModule } from './modules/messaging'
 import { kioskModule } from './modules/kiosk'
 import { mesasModule } from './modules/mesas'
 
@@ -31,6 +33,8 @@ export function createApp(app: AppContext) {
     .use(employeesModule(app))
     .use(clientsModule(app))
     .use(operationsModule(app))
+    .use(costCentersModule(app))
+    .use(messagingModule(app))
     .use(mesasModule(app))
     .use(kioskModule(app))
 }

@@ -264,6 +264,72 @@ CREATE TABLE "operation_attachments" (
 	CONSTRAINT "operation_attachments_object_key_unique" UNIQUE("object_key")
 );
 --> statement-breakpoint
+CREATE TABLE "cost_center_budgets" (
+	"id" serial PRIMARY KEY NOT NULL,
+	"company_id" integer NOT NULL,
+	"cost_center_id" integer NOT NULL,
+	"currency" text NOT NULL,
+	"year" integer NOT NULL,
+	"period" smallint NOT NULL,
+	"amount" numeric(28, 6) NOT NULL,
+	"kind" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "cost_center_budgets_period" CHECK ("cost_center_budgets"."period" between 1 and 12)
+);
+--> statement-breakpoint
+CREATE TABLE "cost_centers" (
+	"id" serial PRIMARY KEY NOT NULL,
+	"company_id" integer NOT NULL,
+	"client_id" integer NOT NULL,
+	"name" text NOT NULL,
+	"default_currency" text NOT NULL,
+	"default_internal_account_id" integer,
+	"net_balance_by_default" boolean DEFAULT false NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "messaging_drafts" (
+	"id" serial PRIMARY KEY NOT NULL,
+	"company_id" integer NOT NULL,
+	"tool_id" integer NOT NULL,
+	"operation_id" integer NOT NULL,
+	"channel" text NOT NULL,
+	"requested_by" jsonb NOT NULL,
+	"channel_detail" jsonb NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "messaging_tools" (
+	"id" serial PRIMARY KEY NOT NULL,
+	"company_id" integer NOT NULL,
+	"name" text NOT NULL,
+	"slug" text NOT NULL,
+	"description" text DEFAULT '' NOT NULL,
+	"enabled" boolean DEFAULT true NOT NULL,
+	"company_operation_type_id" integer NOT NULL,
+	"mode" text DEFAULT 'standard' NOT NULL,
+	"fixed_config" jsonb NOT NULL,
+	"parameter_schema" jsonb NOT NULL,
+	"created_by" integer,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"deleted_at" timestamp with time zone
+);
+--> statement-breakpoint
+CREATE TABLE "external_grants" (
+	"id" serial PRIMARY KEY NOT NULL,
+	"company_id" integer NOT NULL,
+	"client_id" integer NOT NULL,
+	"prefix" text NOT NULL,
+	"token_hash" text NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL,
+	"revoked_at" timestamp with time zone,
+	"created_by" integer,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_company_id_companies_id_fk" FOREIGN KEY ("company_id") REFERENCES "public"."companies"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_employee_id_employees_id_fk" FOREIGN KEY ("employee_id") REFERENCES "public"."employees"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "employees" ADD CONSTRAINT "employees_company_id_companies_id_fk" FOREIGN KEY ("company_id") REFERENCES "public"."companies"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
@@ -287,6 +353,14 @@ ALTER TABLE "ventanilla_tickets" ADD CONSTRAINT "ventanilla_tickets_company_id_c
 ALTER TABLE "ventanilla_tickets" ADD CONSTRAINT "ventanilla_tickets_service_id_ventanilla_services_id_fk" FOREIGN KEY ("service_id") REFERENCES "public"."ventanilla_services"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "ventanilla_tokens" ADD CONSTRAINT "ventanilla_tokens_company_id_companies_id_fk" FOREIGN KEY ("company_id") REFERENCES "public"."companies"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "operation_attachments" ADD CONSTRAINT "operation_attachments_operation_id_operations_id_fk" FOREIGN KEY ("operation_id") REFERENCES "public"."operations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "cost_center_budgets" ADD CONSTRAINT "cost_center_budgets_cost_center_id_cost_centers_id_fk" FOREIGN KEY ("cost_center_id") REFERENCES "public"."cost_centers"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "cost_centers" ADD CONSTRAINT "cost_centers_client_id_clients_id_fk" FOREIGN KEY ("client_id") REFERENCES "public"."clients"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "cost_centers" ADD CONSTRAINT "cost_centers_default_internal_account_id_accounts_id_fk" FOREIGN KEY ("default_internal_account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "messaging_drafts" ADD CONSTRAINT "messaging_drafts_tool_id_messaging_tools_id_fk" FOREIGN KEY ("tool_id") REFERENCES "public"."messaging_tools"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "messaging_drafts" ADD CONSTRAINT "messaging_drafts_operation_id_operations_id_fk" FOREIGN KEY ("operation_id") REFERENCES "public"."operations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "messaging_tools" ADD CONSTRAINT "messaging_tools_company_operation_type_id_operation_types_id_fk" FOREIGN KEY ("company_operation_type_id") REFERENCES "public"."operation_types"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "messaging_tools" ADD CONSTRAINT "messaging_tools_created_by_employees_id_fk" FOREIGN KEY ("created_by") REFERENCES "public"."employees"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "external_grants" ADD CONSTRAINT "external_grants_client_id_clients_id_fk" FOREIGN KEY ("client_id") REFERENCES "public"."clients"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "api_keys_prefix" ON "api_keys" USING btree ("prefix");--> statement-breakpoint
 CREATE INDEX "api_keys_company" ON "api_keys" USING btree ("company_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "employees_company_email_live" ON "employees" USING btree ("company_id",lower("email")) WHERE "employees"."deleted_at" is null;--> statement-breakpoint
@@ -326,4 +400,11 @@ CREATE INDEX "ventanilla_tickets_calls" ON "ventanilla_tickets" USING btree ("co
 CREATE INDEX "ventanilla_tickets_company_updated" ON "ventanilla_tickets" USING btree ("company_id","updated_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "ventanilla_tokens_prefix" ON "ventanilla_tokens" USING btree ("prefix");--> statement-breakpoint
 CREATE INDEX "ventanilla_tokens_company" ON "ventanilla_tokens" USING btree ("company_id");--> statement-breakpoint
-CREATE INDEX "operation_attachments_operation" ON "operation_attachments" USING btree ("company_id","operation_id","id");
+CREATE INDEX "operation_attachments_operation" ON "operation_attachments" USING btree ("company_id","operation_id","id");--> statement-breakpoint
+CREATE UNIQUE INDEX "cost_center_budgets_slot" ON "cost_center_budgets" USING btree ("cost_center_id","currency","year","period","kind");--> statement-breakpoint
+CREATE INDEX "cost_centers_company" ON "cost_centers" USING btree ("company_id","id");--> statement-breakpoint
+CREATE INDEX "messaging_drafts_operation" ON "messaging_drafts" USING btree ("operation_id");--> statement-breakpoint
+CREATE INDEX "messaging_drafts_tool" ON "messaging_drafts" USING btree ("tool_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "messaging_tools_company_slug_live" ON "messaging_tools" USING btree ("company_id","slug") WHERE "messaging_tools"."deleted_at" is null;--> statement-breakpoint
+CREATE UNIQUE INDEX "external_grants_prefix" ON "external_grants" USING btree ("prefix");--> statement-breakpoint
+CREATE INDEX "external_grants_client" ON "external_grants" USING btree ("company_id","client_id");

@@ -1,0 +1,187 @@
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { accounts, clients, costCenterBudgets, costCenters } from '../../../db/schema'
+import type { Executor, Tx } from '../../plugins/database'
+import type { Caller } from '../../plugins/auth'
+import { invalid, notFound, unprocessable } from '../../lib/errors'
+import { dec, toJson, toMoney } from '../../lib/money'
+import type { CostCenterDto } from './model'
+
+type CostCenterRow = typeof costCenters.$inferSelect
+type BudgetRow = typeof costCenterBudgets.$inferSelect
+
+const budgetDto = (b: Pick<BudgetRow, 'id' | 'costCenterId' | 'currency' | 'year' | 'period' | 'amount' | 'kind'>) => ({
+  id: b.id,
+  cost_center_id: b.costCenterId,
+  currency: b.currency,
+  year: b.year,
+  period: b.period,
+  amount: toJson(b.amount),
+  kind: b.kind as 'expense' | 'income',
+})
+
+const costCenterDto = (c: CostCenterRow, budgets: BudgetRow[]): CostCenterDto => ({
+  id: c.id,
+  company_id: c.companyId,
+  client_id: c.clientId,
+  name: c.name,
+  default_currency: c.defaultCurrency,
+  default_internal_account_id: c.defaultInternalAccountId,
+  net_balance_by_default: c.netBalanceByDefault,
+  created_at: c.createdAt.toISOString(),
+  updated_at: c.updatedAt.toISOString(),
+  budgets: budgets.map(budgetDto),
+})
+
+/** The cost center row of the caller's company, or null. */
+export async function findCostCenter(db: Executor, companyId: number, id: number) {
+  const [row] = await db
+    .select()
+    .from(costCenters)
+    .where(and(eq(costCenters.id, id), eq(costCenters.companyId, companyId)))
+  return row ?? null
+}
+
+/** An account of a live client of the company with that client's type, or null. */
+export async function findAccount(db: Executor, companyId: number, id: number) {
+  const [row] = await db
+    .select({ id: accounts.id, clientId: accounts.clientId, currency: accounts.currencyName, clientType: clients.type })
+    .from(accounts)
+    .innerJoin(clients, eq(clients.id, accounts.clientId))
+    .where(and(eq(accounts.id, id), eq(accounts.companyId, companyId), isNull(clients.deletedAt)))
+  return row ?? null
+}
+
+/**
+ * The caja a cost center falls back to: its own client's account in the currency when that client is a
+ * caja, else the oldest caja account of the company in the currency.
+ */
+async function defaultCaja(tx: Tx, companyId: number, clientId: number, currency: string) {
+  const [row] = await tx
+    .select({ id: accounts.id })
+    .from(accounts)
+    .innerJoin(clients, eq(clients.id, accounts.clientId))
+    .where(
+      and(
+        eq(accounts.companyId, companyId),
+        eq(accounts.currencyName, currency),
+        eq(clients.type, 0),
+        isNull(clients.deletedAt),
+      ),
+    )
+    .orderBy(sql`(${clients.id} = ${clientId}) desc`, asc(accounts.id))
+    .limit(1)
+  return row?.id ?? null
+}
+
+export async function createCostCenter(
+  tx: Tx,
+  caller: Caller,
+  input: {
+    name: string
+    client_id: number
+    default_currency: string
+    default_internal_account_id?: number | null
+    net_balance_by_default?: boolean
+  },
+) {
+  const companyId = caller.companyId
+  const [client] = await tx
+    .select({ id: clients.id })
+    .from(clients)
+    .where(and(eq(clients.id, input.client_id), eq(clients.companyId, companyId), isNull(clients.deletedAt)))
+  if (!client)
+    throw unprocessable('UNKNOWN_CLIENT', 'Unknown client', [{ field: 'client_id', message: `unknown client ${input.client_id}` }])
+
+  let caja: number | null
+  if (input.default_internal_account_id != null) {
+    const account = await findAccount(tx, companyId, input.default_internal_account_id)
+    if (!account)
+      throw unprocessable('UNKNOWN_ACCOUNT', 'Unknown account', [
+        { field: 'default_internal_account_id', message: `unknown account ${input.default_internal_account_id}` },
+      ])
+    if (account.clientType !== 0)
+      throw unprocessable('ACCOUNT_NOT_INTERNAL', 'The default account must belong to an internal (type 0) client', [
+        { field: 'default_internal_account_id', message: `account ${account.id} is not of a caja` },
+      ])
+    caja = account.id
+  } else {
+    caja = await defaultCaja(tx, companyId, input.client_id, input.default_currency)
+  }
+
+  const [row] = await tx
+    .insert(costCenters)
+    .values({
+      companyId,
+      clientId: input.client_id,
+      name: input.name,
+      defaultCurrency: input.default_currency,
+      defaultInternalAccountId: caja,
+      netBalanceByDefault: input.net_balance_by_default ?? false,
+    })
+    .returning()
+  return costCenterDto(row, [])
+}
+
+/**
+ * One budget per (cost center, currency, year, period, kind): a second post of the same slot updates it.
+ * A single INSERT … ON CONFLICT decides atomically; `xmax = 0` is true only for a freshly inserted row.
+ */
+export async function upsertBudget(
+  tx: Tx,
+  caller: Caller,
+  costCenterId: number,
+  input: { currency: string; year: number; period: number; amount: number | string; kind: 'expense' | 'income' },
+) {
+  const cc = await findCostCenter(tx, caller.companyId, costCenterId)
+  if (!cc) throw notFound('Cost center')
+  if (dec(input.amount).isNegative())
+    throw invalid('Invalid budget amount', [{ field: 'amount', message: 'must not be negative' }])
+  const amount = toMoney(input.amount)
+  const [row] = await tx
+    .insert(costCenterBudgets)
+    .values({
+      companyId: caller.companyId,
+      costCenterId,
+      currency: input.currency,
+      year: input.year,
+      period: input.period,
+      amount,
+      kind: input.kind,
+    })
+    .onConflictDoUpdate({
+      target: [costCenterBudgets.costCenterId, costCenterBudgets.currency, costCenterBudgets.year, costCenterBudgets.period, costCenterBudgets.kind],
+      set: { amount, updatedAt: sql`now()` },
+    })
+    .returning({
+      id: costCenterBudgets.id,
+      costCenterId: costCenterBudgets.costCenterId,
+      currency: costCenterBudgets.currency,
+      year: costCenterBudgets.year,
+      period: costCenterBudgets.period,
+      amount: costCenterBudgets.amount,
+      kind: costCenterBudgets.kind,
+      inserted: sql<boolean>`(xmax = 0)`,
+    })
+  return { created: Boolean(row.inserted), budget: budgetDto(row) }
+}
+
+export async function listCostCenters(db: Executor, caller: Caller) {
+  const rows = await db
+    .select()
+    .from(costCenters)
+    .where(eq(costCenters.companyId, caller.companyId))
+    .orderBy(asc(costCenters.id))
+  if (rows.length === 0) return []
+  const budgets = await db
+    .select()
+    .from(costCenterBudgets)
+    .where(inArray(costCenterBudgets.costCenterId, rows.map((r) => r.id)))
+    .orderBy(asc(costCenterBudgets.year), asc(costCenterBudgets.period), asc(costCenterBudgets.currency), asc(costCenterBudgets.kind))
+  const byCenter = new Map<number, BudgetRow[]>()
+  for (const b of budgets) {
+    const list = byCenter.get(b.costCenterId)
+    if (list) list.push(b)
+    else byCenter.set(b.costCenterId, [b])
+  }
+  return rows.map((r) => costCenterDto(r, byCenter.get(r.id) ?? []))
+}
