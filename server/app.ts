@@ -13,6 +13,7 @@ import { costCentersModule } from './modules/cost-centers'
 import { messagingModule } from './modules/messaging'
 import { kioskModule } from './modules/kiosk'
 import { mesasModule } from './modules/mesas'
+import { ventanillaModule } from './modules/ventanilla'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -37,6 +38,7 @@ export function createApp(app: AppContext) {
     .use(messagingModule(app))
     .use(mesasModule(app))
     .use(kioskModule(app))
+    .use(ventanillaModule(app))
 }
 
 export type App = ReturnType<typeof createApp>

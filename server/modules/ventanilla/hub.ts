@@ -1,0 +1,271 @@
+import { createHash } from 'node:crypto'
+import { inArray, eq } from 'drizzle-orm'
+import { companies, ventanillaSettings } from '../../../db/schema'
+import type { AppContext } from '../../context'
+import { buildSnapshot, channelOf, liveTokenIds, localDay } from './service'
+
+const encoder = new TextEncoder()
+const HEARTBEAT = encoder.encode(':\n\n')
+const REVOKED = encoder.encode('event: revoked\ndata: {"reason":"revoked"}\n\n')
+/** Tells EventSource how long to wait before reconnecting. */
+export const RETRY = encoder.encode('retry: 3000\n\n')
+/** A stream whose client stopped reading this far behind is dropped; the client reconnects and resumes from a fresh snapshot. */
+const MAX_BACKLOG = 64
+
+export interface HubOptions {
+  /** Comment line to every stream at this interval; also when tokens and snapshots are re-checked in full. */
+  heartbeatMs: number
+  /** How often company rows (name, module flag, time zone) and the local date are compared for changes nobody announced. */
+  pollMs: number
+  /** Minimum time between two rebuilds of one company's snapshot; a burst of changes becomes one rebuild. */
+  gapMs: number
+}
+
+export interface Sink {
+  tokenId: number
+  /** Whether this stream has been sent a snapshot yet. */
+  primed: boolean
+  enqueue(bytes: Uint8Array): void
+  /** Sends `final` if given, then ends the stream; idempotent. */
+  end(final?: Uint8Array): void
+  backlog(): number
+}
+
+interface Frame {
+  json: string
+  bytes: Uint8Array
+}
+
+interface Feed {
+  companyId: number
+  sinks: Set<Sink>
+  /** LISTEN established, resolving to its undo. */
+  listening: Promise<() => Promise<void>>
+  current: Frame | null
+  /** Settles once the first snapshot after LISTEN is built. */
+  first: Promise<void>
+  building: boolean
+  dirty: boolean
+  timer: ReturnType<typeof setTimeout> | null
+  lastBuild: number
+  fingerprint: string
+}
+
+function frame(json: string): Frame {
+  const id = createHash('sha1').update(json).digest('hex').slice(0, 16)
+  return { json, bytes: encoder.encode(`id: ${id}\nevent: snapshot\ndata: ${json}\n\n`) }
+}
+
+/**
+ * One per process. For each company with at least one open stream it LISTENs on the company's channel,
+ * rebuilds the snapshot once per change (bursts coalesced) and pushes the same bytes to every stream.
+ */
+export class VentanillaHub {
+  private feeds = new Map<number, Feed>()
+  private heartbeat: ReturnType<typeof setInterval> | null = null
+  private poll: ReturnType<typeof setInterval> | null = null
+  private opts: HubOptions = { heartbeatMs: 15_000, pollMs: 1_000, gapMs: 50 }
+
+  constructor(private app: AppContext) {}
+
+  configure(opts: Partial<HubOptions>) {
+    this.opts = { ...this.opts, ...opts }
+    this.stopTimers()
+    if (this.feeds.size) this.startTimers()
+  }
+
+  /** Open streams, for one company or in all. */
+  subscribers(companyId?: number): number {
+    if (companyId !== undefined) return this.feeds.get(companyId)?.sinks.size ?? 0
+    let n = 0
+    for (const f of this.feeds.values()) n += f.sinks.size
+    return n
+  }
+
+  /** Adds a stream and resolves once it has been sent its first snapshot (or was ended). */
+  async attach(companyId: number, sink: Sink, signal: AbortSignal): Promise<void> {
+    const feed = this.feeds.get(companyId) ?? this.open(companyId)
+    feed.sinks.add(sink)
+    const aborted = new Promise<void>((resolve) => {
+      if (signal.aborted) resolve()
+      else signal.addEventListener('abort', () => resolve(), { once: true })
+    })
+    await Promise.race([feed.first, aborted])
+    if (signal.aborted) return this.detach(companyId, sink)
+    if (!sink.primed && feed.current) {
+      sink.primed = true
+      this.send(feed, sink, feed.current.bytes)
+    }
+  }
+
+  detach(companyId: number, sink: Sink) {
+    const feed = this.feeds.get(companyId)
+    if (!feed || !feed.sinks.delete(sink) || feed.sinks.size) return
+    this.close(feed)
+  }
+
+  private open(companyId: number): Feed {
+    const feed: Feed = {
+      companyId,
+      sinks: new Set(),
+      listening: this.app.database.listen(channelOf(companyId), (payload) => this.onNotify(feed, payload)),
+      current: null,
+      first: Promise.resolve(),
+      building: false,
+      dirty: false,
+      timer: null,
+      lastBuild: 0,
+      fingerprint: '',
+    }
+    // Build only after LISTEN is in place, so no change can fall between the snapshot and the subscription.
+    feed.first = feed.listening.then(
+      () => this.build(feed),
+      (e) => {
+        this.app.log({ level: 'error', msg: 'ventanilla listen failed', companyId, error: String(e) })
+        this.close(feed)
+      },
+    )
+    this.feeds.set(companyId, feed)
+    if (this.feeds.size === 1) this.startTimers()
+    return feed
+  }
+
+  private close(feed: Feed) {
+    if (this.feeds.get(feed.companyId) !== feed) return
+    this.feeds.delete(feed.companyId)
+    if (feed.timer) clearTimeout(feed.timer)
+    for (const sink of feed.sinks) sink.end()
+    feed.sinks.clear()
+    feed.listening.then((unlisten) => unlisten()).catch(() => {})
+    if (this.feeds.size === 0) this.stopTimers()
+  }
+
+  private onNotify(feed: Feed, payload: string) {
+    if (payload.startsWith('revoked:')) {
+      const tokenId = Number(payload.slice('revoked:'.length))
+      for (const sink of feed.sinks) if (sink.tokenId === tokenId) this.revoke(feed, sink)
+      return
+    }
+    this.schedule(feed)
+  }
+
+  private revoke(feed: Feed, sink: Sink) {
+    sink.end(REVOKED)
+    this.detach(feed.companyId, sink)
+  }
+
+  private schedule(feed: Feed) {
+    if (feed.building) {
+      feed.dirty = true
+      return
+    }
+    if (feed.timer) return
+    const wait = feed.lastBuild + this.opts.gapMs - Date.now()
+    if (wait <= 0) void this.build(feed)
+    else
+      feed.timer = setTimeout(() => {
+        feed.timer = null
+        void this.build(feed)
+      }, wait)
+  }
+
+  private async build(feed: Feed) {
+    feed.building = true
+    feed.dirty = false
+    try {
+      const snapshot = await buildSnapshot(this.app.database, feed.companyId, this.app.clock())
+      if (this.feeds.get(feed.companyId) !== feed) return
+      if (!snapshot) {
+        // Module switched off: the screen is disabled just as if its token were revoked.
+        for (const sink of [...feed.sinks]) this.revoke(feed, sink)
+        return
+      }
+      feed.fingerprint = `${snapshot.companyName}\u0000${snapshot.timezone}\u0000${snapshot.date}`
+      const json = JSON.stringify(snapshot)
+      if (json === feed.current?.json) return
+      feed.current = frame(json)
+      const bytes = feed.current.bytes
+      for (const sink of feed.sinks) {
+        sink.primed = true
+        this.send(feed, sink, bytes)
+      }
+    } catch (e) {
+      this.app.log({ level: 'error', msg: 'ventanilla snapshot failed', companyId: feed.companyId, error: String(e) })
+    } finally {
+      feed.building = false
+      feed.lastBuild = Date.now()
+      if (feed.dirty) this.schedule(feed)
+    }
+  }
+
+  private send(feed: Feed, sink: Sink, bytes: Uint8Array) {
+    sink.enqueue(bytes)
+    if (sink.backlog() > MAX_BACKLOG) {
+      sink.end()
+      this.detach(feed.companyId, sink)
+    }
+  }
+
+  private startTimers() {
+    this.heartbeat = setInterval(() => void this.beat(), this.opts.heartbeatMs)
+    this.poll = setInterval(() => void this.check(), this.opts.pollMs)
+    this.heartbeat.unref?.()
+    this.poll.unref?.()
+  }
+
+  private stopTimers() {
+    if (this.heartbeat) clearInterval(this.heartbeat)
+    if (this.poll) clearInterval(this.poll)
+    this.heartbeat = this.poll = null
+  }
+
+  /** Keeps idle connections open through proxies, and repairs anything a lost notification left stale. */
+  private async beat() {
+    for (const feed of this.feeds.values()) for (const sink of feed.sinks) this.send(feed, sink, HEARTBEAT)
+    try {
+      const ids = [...new Set([...this.feeds.values()].flatMap((f) => [...f.sinks].map((s) => s.tokenId)))]
+      const live = await liveTokenIds(this.app.database, ids)
+      for (const feed of [...this.feeds.values()]) {
+        for (const sink of [...feed.sinks]) if (!live.has(sink.tokenId)) this.revoke(feed, sink)
+        if (this.feeds.get(feed.companyId) === feed) this.schedule(feed)
+      }
+    } catch (e) {
+      this.app.log({ level: 'error', msg: 'ventanilla heartbeat check failed', error: String(e) })
+    }
+  }
+
+  /** Company rows are changed elsewhere without a notification; the local date turns at midnight. */
+  private async check() {
+    const ids = [...this.feeds.keys()]
+    if (ids.length === 0) return
+    try {
+      const rows = await this.app.db
+        .select({ id: companies.id, name: companies.name, tz: companies.timezone, enabled: companies.ventanillaEnabled, displayName: ventanillaSettings.displayName, ownTz: ventanillaSettings.timezone })
+        .from(companies)
+        .leftJoin(ventanillaSettings, eq(ventanillaSettings.companyId, companies.id))
+        .where(inArray(companies.id, ids))
+      const now = this.app.clock()
+      for (const r of rows) {
+        const feed = this.feeds.get(r.id)
+        if (!feed || !feed.current) continue
+        const tz = r.ownTz ?? r.tz
+        const fingerprint = `${r.displayName ?? r.name}\u0000${tz}\u0000${localDay(now, tz)}`
+        if (!r.enabled || fingerprint !== feed.fingerprint) this.schedule(feed)
+      }
+    } catch (e) {
+      this.app.log({ level: 'error', msg: 'ventanilla poll failed', error: String(e) })
+    }
+  }
+}
+
+const hubs = new WeakMap<AppContext, VentanillaHub>()
+
+/** The hub of an app instance (one per process in production; tests reach it to tune intervals and count streams). */
+export function ventanillaHub(app: AppContext): VentanillaHub {
+  let hub = hubs.get(app)
+  if (!hub) {
+    hub = new VentanillaHub(app)
+    hubs.set(app, hub)
+  }
+  return hub
+}

@@ -1,0 +1,269 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import { auth, requirePermission } from '../../plugins/auth'
+import { ErrorBody, errors, IdParams } from '../../lib/models'
+import { notFound } from '../../lib/errors'
+import { createOnce, write } from '../../lib/write'
+import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
+import { VentanillaModel as M } from './model'
+import {
+  buildSnapshot,
+  callNext,
+  createService,
+  createTicket,
+  createToken,
+  deleteService,
+  finishTicket,
+  getSettings,
+  listServices,
+  listTokens,
+  noShowTicket,
+  putRates,
+  putSettings,
+  recallTicket,
+  requireEnabled,
+  resolveToken,
+  revokeToken,
+  updateService,
+} from './service'
+
+const Deleted = t.Object({ deleted: t.Literal(true) })
+const TAG = 'Ventanilla'
+const manage = (summary: string, description?: string) => ({
+  tags: [TAG],
+  summary,
+  description: [description, 'Needs `ventanilla.manage` (a company key has it). Module off → 403 `VENTANILLA_DISABLED`.'].filter(Boolean).join(' '),
+})
+const calling = (summary: string, description?: string) => ({
+  tags: [TAG],
+  summary,
+  description: [description, 'Needs `ventanilla.call` (a company key has it). Module off → 403 `VENTANILLA_DISABLED`.'].filter(Boolean).join(' '),
+})
+
+const CALL_PATHS = /^\/api\/ventanilla\/(tickets|calls)(\/|$)/
+
+/** Routes for staff: module flag first, then the permission the path needs, all before the body is validated. */
+const staff = (app: AppContext) =>
+  new Elysia({ prefix: '/api/ventanilla' })
+    .use(auth(app))
+    .derive(async ({ caller, path }) => {
+      await requireEnabled(app.db, caller.companyId)
+      requirePermission(caller, CALL_PATHS.test(path) ? 'ventanilla.call' : 'ventanilla.manage')
+      return {}
+    })
+    .get('/settings', ({ caller }) => getSettings(app.db, caller), {
+      response: { 200: M.settings, ...errors(401, 403) },
+      detail: manage('Screen settings', 'Defaults until first saved: no display name, no logo, the company time zone, sound and speech on, `first_last_initial`.'),
+    })
+    .put('/settings', ({ caller, body }) => write(app, caller, (tx) => putSettings(tx, caller, body, app.clock())), {
+      body: M.settingsPut,
+      response: { 200: M.settings, ...errors(400, 401, 403) },
+      detail: manage('Replace the screen settings'),
+    })
+    .put('/rates', ({ caller, body }) => write(app, caller, (tx) => putRates(tx, caller, body, app.clock())), {
+      body: M.ratesPut,
+      response: { 200: M.rates, ...errors(400, 401, 403) },
+      detail: manage('Replace the rates board', 'The list replaces the board in its order; `mid` = (buy + sell) / 2, computed exactly.'),
+    })
+    .get('/services', async ({ caller }) => ({ data: await listServices(app.db, caller) }), {
+      response: { 200: t.Object({ data: t.Array(M.service) }), ...errors(401, 403) },
+      detail: manage('List services'),
+    })
+    .post(
+      '/services',
+      ({ caller, body, headers, set }) =>
+        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/ventanilla/services', fingerprint: body }, set, (tx) =>
+          createService(tx, caller, body, app.clock()),
+        ),
+      {
+        body: M.serviceCreate,
+        response: { 201: M.service, ...errors(400, 401, 403, 409) },
+        detail: manage('Create a service', 'A live service with the same prefix → 409 `PREFIX_TAKEN`.'),
+      },
+    )
+    .patch('/services/:id', ({ caller, params, body }) => write(app, caller, (tx) => updateService(tx, caller, params.id, body, app.clock())), {
+      params: IdParams,
+      body: M.serviceUpdate,
+      response: { 200: M.service, ...errors(400, 401, 403, 404, 409) },
+      detail: manage('Update a service'),
+    })
+    .delete('/services/:id', ({ caller, params }) => write(app, caller, (tx) => deleteService(tx, caller, params.id, app.clock())), {
+      params: IdParams,
+      response: { 200: Deleted, ...errors(400, 401, 403, 404) },
+      detail: manage('Delete a service (soft)', 'Its waiting tickets are no longer called.'),
+    })
+    .post(
+      '/tokens',
+      // Not replayable by Idempotency-Key: only the token's digest is stored, so a second answer could not repeat it.
+      async ({ caller, body, set }) => {
+        const issued = await write(app, caller, (tx) => createToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock()))
+        set.status = 201
+        return issued
+      },
+      {
+        body: M.tokenCreate,
+        response: { 201: M.issuedToken, ...errors(400, 401, 403) },
+        detail: manage('Issue a kiosk token', 'The token (at least 128 random bits) is shown only in this answer; only its digest is stored.'),
+      },
+    )
+    .get('/tokens', async ({ caller }) => ({ data: await listTokens(app.db, caller) }), {
+      response: { 200: t.Object({ data: t.Array(M.token) }), ...errors(401, 403) },
+      detail: manage('List live kiosk tokens (without their values)'),
+    })
+    .delete('/tokens/:id', ({ caller, params }) => write(app, caller, (tx) => revokeToken(tx, caller, params.id, app.clock())), {
+      params: IdParams,
+      response: { 200: Deleted, ...errors(400, 401, 403, 404) },
+      detail: manage('Revoke a kiosk token', 'Its public snapshot answers 404 and its open streams get `event: revoked` and end.'),
+    })
+    .post(
+      '/tickets',
+      ({ caller, body, headers, set }) =>
+        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/ventanilla/tickets', fingerprint: body }, set, (tx) =>
+          createTicket(tx, caller, body, app.clock()),
+        ),
+      {
+        body: M.ticketCreate,
+        response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
+        detail: calling(
+          'Take a ticket',
+          'Numbered `<prefix>-001`, `-002`, … per service, restarting each day in the screen time zone. Unknown or deleted service → 422 `UNKNOWN_SERVICE`.',
+        ),
+      },
+    )
+    .post(
+      '/calls',
+      ({ caller, body, headers, set }) =>
+        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/ventanilla/calls', fingerprint: body }, set, (tx) =>
+          callNext(app.database, tx, caller, body, app.clock()),
+        ),
+      {
+        body: M.callCreate,
+        response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
+        detail: calling(
+          'Call the next ticket',
+          'Calls the oldest waiting ticket (of `service_id` when given) to `desk` and answers it with status `called`. Nobody waiting → 409 `QUEUE_EMPTY`.',
+        ),
+      },
+    )
+    .post('/tickets/:id/call', ({ caller, params, body }) => write(app, caller, (tx) => recallTicket(tx, caller, params.id, body.desk, app.clock())), {
+      params: IdParams,
+      body: M.recall,
+      response: { 200: M.ticket, ...errors(400, 401, 403, 404, 409) },
+      detail: calling('Call a ticket (again)', 'Works on waiting, called and no-show tickets; a finished ticket → 409 `INVALID_TICKET_STATUS`.'),
+    })
+    .post('/tickets/:id/finish', ({ caller, params }) => write(app, caller, (tx) => finishTicket(tx, caller, params.id, app.clock())), {
+      params: IdParams,
+      response: { 200: M.ticket, ...errors(400, 401, 403, 404, 409) },
+      detail: calling('Finish a called ticket', 'A ticket that is not `called` → 409 `INVALID_TICKET_STATUS`.'),
+    })
+    .post('/tickets/:id/no-show', ({ caller, params }) => write(app, caller, (tx) => noShowTicket(tx, caller, params.id, app.clock())), {
+      params: IdParams,
+      response: { 200: M.ticket, ...errors(400, 401, 403, 404, 409) },
+      detail: calling('Mark a ticket as no-show', 'From `waiting` or `called`; otherwise 409 `INVALID_TICKET_STATUS`.'),
+    })
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+}
+
+/**
+ * The stream only ever waits on the hub's first snapshot, and that wait is raced against the request's abort
+ * signal; a disconnect (abort or cancel, whichever Bun reports first) removes the stream from the hub at once.
+ */
+function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, signal: AbortSignal): Response {
+  let sink: Sink | undefined
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let ended = false
+      const s: Sink = {
+        tokenId,
+        primed: false,
+        enqueue(bytes) {
+          if (ended) return
+          try {
+            controller.enqueue(bytes)
+          } catch {
+            s.end()
+          }
+        },
+        end(final) {
+          if (ended) return
+          ended = true
+          try {
+            if (final) controller.enqueue(final)
+            controller.close()
+          } catch {
+            // Already cancelled by the client: nothing left to tell it.
+          }
+          hub.detach(companyId, s)
+        },
+        backlog: () => (ended ? 0 : Math.max(0, -(controller.desiredSize ?? 0))),
+      }
+      sink = s
+      controller.enqueue(RETRY)
+      if (signal.aborted) return s.end()
+      signal.addEventListener('abort', () => s.end(), { once: true })
+      void hub.attach(companyId, s, signal)
+    },
+    cancel() {
+      sink?.end()
+    },
+  })
+  return new Response(body, { headers: SSE_HEADERS })
+}
+
+const TokenParams = t.Object({ token: t.String({ description: 'Kiosk token (opaque)' }) })
+const publicDetail = (summary: string, description: string) => ({ tags: [TAG], summary, description, security: [] })
+
+/** No authentication: the unguessable token is the credential. Anything wrong with it is a plain 404. */
+const publicRoutes = (app: AppContext) => {
+  const hub = ventanillaHub(app)
+  return new Elysia({ prefix: '/api/public/ventanilla' })
+    .get(
+      '/:token',
+      async ({ params, set }) => {
+        const target = await resolveToken(app.db, params.token)
+        const snapshot = target && (await buildSnapshot(app.database, target.companyId, app.clock()))
+        if (!snapshot) throw notFound('Screen')
+        set.headers['cache-control'] = 'no-store'
+        return snapshot
+      },
+      {
+        params: TokenParams,
+        response: { 200: M.snapshot, 404: ErrorBody },
+        detail: publicDetail(
+          'Waiting-room snapshot',
+          'No authentication. 404 for an unknown or revoked token or when the module is off. Customer names are masked by `privacyMode` on the server.',
+        ),
+      },
+    )
+    .get(
+      '/:token/events',
+      async ({ params, request }) => {
+        const target = await resolveToken(app.db, params.token)
+        if (!target) throw notFound('Screen')
+        return eventStream(hub, target.companyId, target.tokenId, request.signal)
+      },
+      {
+        params: TokenParams,
+        detail: {
+          ...publicDetail(
+            'Waiting-room snapshot stream (server-sent events)',
+            [
+              '`text/event-stream`. A `retry:` hint, then `event: snapshot` (data: the snapshot JSON, with an `id:`) at once and after every change',
+              'that alters it, from any server process on the database; a `:` comment at least every 20 s; `event: revoked` and the end of the',
+              'stream when the token is revoked or the module switched off. A reconnect (with or without `Last-Event-ID`) gets the current snapshot at once.',
+            ].join(' '),
+          ),
+          responses: {
+            200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            404: { description: 'Unknown or revoked token, or module off', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+          },
+        },
+      },
+    )
+}
+
+export const ventanillaModule = (app: AppContext) => new Elysia().use(publicRoutes(app)).use(staff(app))

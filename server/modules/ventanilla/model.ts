@@ -1,0 +1,117 @@
+import { t } from 'elysia'
+import { DateTime, Money } from '../../lib/models'
+
+const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initial'), t.Literal('ticket')], {
+  description: 'How customer names appear on the public screen: `full_name` as given, `first_last_initial` ("Juan P."), `ticket` (no name).',
+})
+const prefix = t.String({ pattern: '^[A-Za-z0-9]{1,4}$', description: '1–4 letters or digits; stored upper case. Ticket numbers are `<prefix>-NNN`.' })
+const desk = t.String({ minLength: 1, maxLength: 40, description: 'Where the customer goes, e.g. "Caja 2".' })
+
+const call = t.Object({
+  ticket: t.String({ description: 'Ticket number, e.g. `A-042`' }),
+  name: t.Union([t.String(), t.Null()], { description: 'Customer name masked by `privacyMode`; null in `ticket` mode or when none was given' }),
+  desk: t.String(),
+  service: t.String({ description: 'Service name' }),
+  calledAt: DateTime,
+})
+
+export const VentanillaModel = {
+  settings: t.Object({
+    displayName: t.Union([t.String(), t.Null()]),
+    logoUrl: t.String(),
+    showLogo: t.Boolean(),
+    timezone: t.String(),
+    tickerText: t.String(),
+    announceSound: t.Boolean(),
+    announceTts: t.Boolean(),
+    privacyMode,
+  }),
+  settingsPut: t.Object(
+    {
+      displayName: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'Shown instead of the company name; omitted or null → the company name' })),
+      logoUrl: t.String({ maxLength: 2000, pattern: '^(|https?://\\S+|/\\S*)$', description: 'Empty, an http(s) URL, or a same-origin path' }),
+      showLogo: t.Boolean(),
+      timezone: t.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name' }),
+      tickerText: t.String({ maxLength: 2000 }),
+      announceSound: t.Boolean(),
+      announceTts: t.Boolean(),
+      privacyMode,
+    },
+    { additionalProperties: false },
+  ),
+  ratesPut: t.Object(
+    {
+      rates: t.Array(
+        t.Object(
+          {
+            currency: t.String({ pattern: '^[A-Za-z0-9]{1,10}$', description: 'Currency code; stored upper case' }),
+            buy: Money,
+            sell: Money,
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 50 },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  rates: t.Object({
+    rates: t.Array(t.Object({ currency: t.String(), buy: t.Number(), sell: t.Number(), mid: t.Number({ description: '(buy + sell) / 2, exact' }) })),
+  }),
+  serviceCreate: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), prefix }, { additionalProperties: false }),
+  serviceUpdate: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), prefix: t.Optional(prefix) }, { additionalProperties: false }),
+  service: t.Object({ id: t.Integer(), name: t.String(), prefix: t.String(), created_at: DateTime, updated_at: DateTime }),
+  tokenCreate: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+  issuedToken: t.Object({
+    id: t.Integer(),
+    name: t.String(),
+    token: t.String({ description: 'Shown only here' }),
+    kiosk_url: t.String({ description: 'The kiosk page for this token' }),
+  }),
+  token: t.Object({ id: t.Integer(), name: t.String(), prefix: t.String(), created_at: DateTime }),
+  ticketCreate: t.Object(
+    {
+      service_id: t.Integer({ minimum: 1, maximum: 2147483647 }),
+      customer_name: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])),
+    },
+    { additionalProperties: false },
+  ),
+  callCreate: t.Object(
+    { desk, service_id: t.Optional(t.Integer({ minimum: 1, maximum: 2147483647, description: 'Only tickets of this service' })) },
+    { additionalProperties: false },
+  ),
+  recall: t.Object({ desk }, { additionalProperties: false }),
+  ticket: t.Object({
+    id: t.Integer(),
+    number: t.String({ description: '`<prefix>-NNN`, restarting at 001 each local day per service' }),
+    service_id: t.Integer(),
+    customer_name: t.Union([t.String(), t.Null()]),
+    status: t.Union([t.Literal('waiting'), t.Literal('called'), t.Literal('finished'), t.Literal('no_show')]),
+    desk: t.Union([t.String(), t.Null()]),
+    called_at: t.Union([DateTime, t.Null()]),
+    created_at: DateTime,
+    updated_at: DateTime,
+  }),
+  snapshot: t.Object(
+    {
+      companyName: t.String(),
+      date: t.String({ description: 'Today in `timezone`, YYYY-MM-DD' }),
+      rates: t.Array(t.Object({ currency: t.String(), buy: t.Number(), sell: t.Number(), mid: t.Number() })),
+      services: t.Array(t.Object({ id: t.Integer(), name: t.String(), prefix: t.String(), waiting: t.Integer() })),
+      currentCall: t.Union([call, t.Null()]),
+      recentCalls: t.Array(call, { description: 'Up to 6 earlier calls of today, newest first' }),
+      logoUrl: t.String(),
+      showLogo: t.Boolean(),
+      timezone: t.String(),
+      tickerText: t.String(),
+      announceSound: t.Boolean(),
+      announceTts: t.Boolean(),
+      privacyMode,
+      updatedAt: DateTime,
+    },
+    { description: 'Waiting-room snapshot. Names are masked by the server; it never carries amounts or balances.' },
+  ),
+}
+
+export type Snapshot = typeof VentanillaModel.snapshot.static
+export type SnapshotCall = typeof call.static

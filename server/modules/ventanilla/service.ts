@@ -1,0 +1,484 @@
+import { and, asc, eq, isNull, notInArray, sql } from 'drizzle-orm'
+import { companies, ventanillaRates, ventanillaServices, ventanillaSettings, ventanillaTickets, ventanillaTokens } from '../../../db/schema'
+import type { Executor, Tx } from '../../plugins/database'
+import type { Database } from '../../plugins/database'
+import type { Caller } from '../../plugins/auth'
+import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
+import { dec, toJson, toMoney } from '../../lib/money'
+import { credentialPrefix, newCredential, sameDigest, sha256 } from '../../lib/secrets'
+import { validTimezone } from '../superadmin/service'
+import type { Snapshot, SnapshotCall } from './model'
+
+export type PrivacyMode = 'full_name' | 'first_last_initial' | 'ticket'
+type SettingsRow = typeof ventanillaSettings.$inferSelect
+type ServiceRow = typeof ventanillaServices.$inferSelect
+type TicketRow = typeof ventanillaTickets.$inferSelect
+
+export const TOKEN_KIND = 'vtk'
+export const channelOf = (companyId: number) => `ventanilla_${companyId}`
+
+/** Notifications are delivered at commit, so listeners never rebuild from a change that was rolled back. */
+export async function publish(tx: Tx, companyId: number, payload = 'change') {
+  await tx.execute(sql`select pg_notify(${channelOf(companyId)}, ${payload})`)
+}
+
+/** The calendar day at `at` in `timezone`, as YYYY-MM-DD. */
+export function localDay(at: Date, timezone: string): string {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at)
+  const get = (type: string) => parts.find((p) => p.type === type)!.value
+  return `${get('year')}-${get('month')}-${get('day')}`
+}
+
+/** What the public screen may show of a customer's name; the full name never leaves the server otherwise. */
+export function maskName(name: string | null, mode: PrivacyMode): string | null {
+  if (mode === 'ticket' || name == null) return null
+  const words = name.trim().split(/\s+/).filter(Boolean)
+  if (words.length === 0) return null
+  if (mode === 'full_name') return name
+  if (words.length === 1) return words[0]
+  const initial = Array.from(words[words.length - 1])[0].toLocaleUpperCase('es')
+  return `${words[0]} ${initial}.`
+}
+
+function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: string; cause?: { code?: string } }
+  return (err?.cause?.code ?? err?.code) === '23505'
+}
+
+async function company(db: Executor, companyId: number) {
+  const [row] = await db.select().from(companies).where(eq(companies.id, companyId))
+  return row
+}
+
+export async function requireEnabled(db: Executor, companyId: number) {
+  const row = await company(db, companyId)
+  if (!row?.ventanillaEnabled) throw new ApiError(403, 'VENTANILLA_DISABLED', 'The ventanilla module is not enabled for this company')
+}
+
+async function settingsRow(db: Executor, companyId: number): Promise<SettingsRow | undefined> {
+  const [row] = await db.select().from(ventanillaSettings).where(eq(ventanillaSettings.companyId, companyId))
+  return row
+}
+
+function settingsDto(row: SettingsRow | undefined, companyTimezone: string) {
+  return {
+    displayName: row?.displayName ?? null,
+    logoUrl: row?.logoUrl ?? '',
+    showLogo: row?.showLogo ?? false,
+    timezone: row?.timezone ?? companyTimezone,
+    tickerText: row?.tickerText ?? '',
+    announceSound: row?.announceSound ?? true,
+    announceTts: row?.announceTts ?? true,
+    privacyMode: (row?.privacyMode ?? 'first_last_initial') as PrivacyMode,
+  }
+}
+
+/** The screen's time zone: its own setting, else the company's. */
+async function timezoneOf(db: Executor, companyId: number): Promise<string> {
+  const [row] = await db
+    .select({ own: ventanillaSettings.timezone, company: companies.timezone })
+    .from(companies)
+    .leftJoin(ventanillaSettings, eq(ventanillaSettings.companyId, companies.id))
+    .where(eq(companies.id, companyId))
+  return row.own ?? row.company
+}
+
+export async function getSettings(db: Executor, caller: Caller) {
+  const [c, row] = await Promise.all([company(db, caller.companyId), settingsRow(db, caller.companyId)])
+  return settingsDto(row, c.timezone)
+}
+
+export async function putSettings(
+  tx: Tx,
+  caller: Caller,
+  input: {
+    displayName?: string | null
+    logoUrl: string
+    showLogo: boolean
+    timezone: string
+    tickerText: string
+    announceSound: boolean
+    announceTts: boolean
+    privacyMode: PrivacyMode
+  },
+  now: Date,
+) {
+  if (!validTimezone(input.timezone)) throw invalid('Unknown time zone', [{ field: 'timezone', message: 'not an IANA time zone' }])
+  const values = {
+    displayName: input.displayName?.trim() ? input.displayName : null,
+    logoUrl: input.logoUrl,
+    showLogo: input.showLogo,
+    timezone: input.timezone,
+    tickerText: input.tickerText,
+    announceSound: input.announceSound,
+    announceTts: input.announceTts,
+    privacyMode: input.privacyMode,
+    updatedAt: now,
+  }
+  const [row] = await tx
+    .insert(ventanillaSettings)
+    .values({ companyId: caller.companyId, ...values, createdAt: now })
+    .onConflictDoUpdate({ target: ventanillaSettings.companyId, set: values })
+    .returning()
+  await publish(tx, caller.companyId)
+  return settingsDto(row, input.timezone)
+}
+
+function rateDto(r: { currency: string; buy: string; sell: string }) {
+  return {
+    currency: r.currency,
+    buy: toJson(r.buy),
+    sell: toJson(r.sell),
+    mid: Number(dec(r.buy).plus(r.sell).div(2).toString()),
+  }
+}
+
+async function listRates(db: Executor, companyId: number) {
+  const rows = await db
+    .select()
+    .from(ventanillaRates)
+    .where(eq(ventanillaRates.companyId, companyId))
+    .orderBy(asc(ventanillaRates.position), asc(ventanillaRates.currency))
+  return rows.map(rateDto)
+}
+
+/** Replaces the whole board: currencies not in the list disappear from it. */
+export async function putRates(tx: Tx, caller: Caller, input: { rates: { currency: string; buy: string | number; sell: string | number }[] }, now: Date) {
+  const rates = input.rates.map((r) => ({ ...r, currency: r.currency.toUpperCase() }))
+  const problems: { field: string; message: string }[] = []
+  const seen = new Set<string>()
+  rates.forEach((r, i) => {
+    if (seen.has(r.currency)) problems.push({ field: `rates.${i}.currency`, message: `duplicate currency ${r.currency}` })
+    seen.add(r.currency)
+    if (dec(r.buy).isNegative()) problems.push({ field: `rates.${i}.buy`, message: 'must not be negative' })
+    if (dec(r.sell).isNegative()) problems.push({ field: `rates.${i}.sell`, message: 'must not be negative' })
+  })
+  if (problems.length) throw invalid('Invalid rates', problems)
+
+  const keep = rates.map((r) => r.currency)
+  await tx
+    .delete(ventanillaRates)
+    .where(and(eq(ventanillaRates.companyId, caller.companyId), ...(keep.length ? [notInArray(ventanillaRates.currency, keep)] : [])))
+  for (const [position, r] of rates.entries()) {
+    const values = { buy: toMoney(r.buy), sell: toMoney(r.sell), position, updatedAt: now }
+    await tx
+      .insert(ventanillaRates)
+      .values({ companyId: caller.companyId, currency: r.currency, ...values, createdAt: now })
+      .onConflictDoUpdate({ target: [ventanillaRates.companyId, ventanillaRates.currency], set: values })
+  }
+  await tx
+    .insert(ventanillaSettings)
+    .values({ companyId: caller.companyId, ratesUpdatedAt: now, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({ target: ventanillaSettings.companyId, set: { ratesUpdatedAt: now } })
+  await publish(tx, caller.companyId)
+  return { rates: await listRates(tx, caller.companyId) }
+}
+
+const serviceDto = (s: ServiceRow) => ({
+  id: s.id,
+  name: s.name,
+  prefix: s.prefix,
+  created_at: s.createdAt.toISOString(),
+  updated_at: s.updatedAt.toISOString(),
+})
+
+export async function listServices(db: Executor, caller: Caller) {
+  const rows = await db
+    .select()
+    .from(ventanillaServices)
+    .where(and(eq(ventanillaServices.companyId, caller.companyId), isNull(ventanillaServices.deletedAt)))
+    .orderBy(asc(ventanillaServices.id))
+  return rows.map(serviceDto)
+}
+
+async function liveService(db: Executor, companyId: number, id: number, lock = false) {
+  const q = db
+    .select()
+    .from(ventanillaServices)
+    .where(and(eq(ventanillaServices.id, id), eq(ventanillaServices.companyId, companyId), isNull(ventanillaServices.deletedAt)))
+  const [row] = lock ? await q.for('update') : await q
+  return row
+}
+
+async function prefixTaken(tx: Tx, companyId: number, prefix: string, exceptId?: number) {
+  const [row] = await tx
+    .select({ id: ventanillaServices.id })
+    .from(ventanillaServices)
+    .where(and(eq(ventanillaServices.companyId, companyId), eq(ventanillaServices.prefix, prefix), isNull(ventanillaServices.deletedAt)))
+  return row != null && row.id !== exceptId
+}
+
+const prefixConflict = () => conflict('PREFIX_TAKEN', 'Another live service uses this prefix')
+
+export async function createService(tx: Tx, caller: Caller, input: { name: string; prefix: string }, now: Date) {
+  const prefix = input.prefix.toUpperCase()
+  if (await prefixTaken(tx, caller.companyId, prefix)) throw prefixConflict()
+  try {
+    const [row] = await tx
+      .insert(ventanillaServices)
+      .values({ companyId: caller.companyId, name: input.name, prefix, createdAt: now, updatedAt: now })
+      .returning()
+    await publish(tx, caller.companyId)
+    return serviceDto(row)
+  } catch (e) {
+    if (isUniqueViolation(e)) throw prefixConflict()
+    throw e
+  }
+}
+
+export async function updateService(tx: Tx, caller: Caller, id: number, input: { name?: string; prefix?: string }, now: Date) {
+  if (!(await liveService(tx, caller.companyId, id, true))) throw notFound('Service')
+  const prefix = input.prefix?.toUpperCase()
+  if (prefix && (await prefixTaken(tx, caller.companyId, prefix, id))) throw prefixConflict()
+  try {
+    const [row] = await tx
+      .update(ventanillaServices)
+      .set({ ...(input.name !== undefined && { name: input.name }), ...(prefix !== undefined && { prefix }), updatedAt: now })
+      .where(eq(ventanillaServices.id, id))
+      .returning()
+    await publish(tx, caller.companyId)
+    return serviceDto(row)
+  } catch (e) {
+    if (isUniqueViolation(e)) throw prefixConflict()
+    throw e
+  }
+}
+
+/** Soft delete: its tickets stay for the record, but it is no longer offered, numbered or called. */
+export async function deleteService(tx: Tx, caller: Caller, id: number, now: Date) {
+  if (!(await liveService(tx, caller.companyId, id, true))) throw notFound('Service')
+  await tx.update(ventanillaServices).set({ deletedAt: now, updatedAt: now }).where(eq(ventanillaServices.id, id))
+  await publish(tx, caller.companyId)
+  return { deleted: true as const }
+}
+
+export async function createToken(tx: Tx, caller: Caller, name: string, publicBaseUrl: string, now: Date) {
+  const credential = newCredential(TOKEN_KIND)
+  const [row] = await tx
+    .insert(ventanillaTokens)
+    .values({ companyId: caller.companyId, name, prefix: credential.prefix, tokenHash: credential.hash, createdAt: now, updatedAt: now })
+    .returning({ id: ventanillaTokens.id })
+  return { id: row.id, name, token: credential.value, kiosk_url: `${publicBaseUrl}/kiosk/${credential.value}` }
+}
+
+export async function listTokens(db: Executor, caller: Caller) {
+  const rows = await db
+    .select({ id: ventanillaTokens.id, name: ventanillaTokens.name, prefix: ventanillaTokens.prefix, createdAt: ventanillaTokens.createdAt })
+    .from(ventanillaTokens)
+    .where(and(eq(ventanillaTokens.companyId, caller.companyId), isNull(ventanillaTokens.revokedAt)))
+    .orderBy(asc(ventanillaTokens.id))
+  return rows.map((r) => ({ id: r.id, name: r.name, prefix: r.prefix, created_at: r.createdAt.toISOString() }))
+}
+
+/** Revoking tells every process, so streams opened with the token end at once. */
+export async function revokeToken(tx: Tx, caller: Caller, id: number, now: Date) {
+  const [row] = await tx
+    .update(ventanillaTokens)
+    .set({ revokedAt: now, updatedAt: now })
+    .where(and(eq(ventanillaTokens.id, id), eq(ventanillaTokens.companyId, caller.companyId), isNull(ventanillaTokens.revokedAt)))
+    .returning({ id: ventanillaTokens.id })
+  if (!row) throw notFound('Token')
+  await publish(tx, caller.companyId, `revoked:${id}`)
+  return { deleted: true as const }
+}
+
+const ticketDto = (r: TicketRow) => ({
+  id: r.id,
+  number: r.number,
+  service_id: r.serviceId,
+  customer_name: r.customerName,
+  status: r.status as 'waiting' | 'called' | 'finished' | 'no_show',
+  desk: r.desk,
+  called_at: r.calledAt ? r.calledAt.toISOString() : null,
+  created_at: r.createdAt.toISOString(),
+  updated_at: r.updatedAt.toISOString(),
+})
+
+const unknownService = (id: number) =>
+  unprocessable('UNKNOWN_SERVICE', 'Unknown service', [{ field: 'service_id', message: `unknown service ${id}` }])
+
+/**
+ * Numbers restart at 001 each day in the screen's time zone. The service row is locked while the next
+ * number is taken, so concurrent tickets of one service get consecutive numbers without gaps or repeats.
+ */
+export async function createTicket(tx: Tx, caller: Caller, input: { service_id: number; customer_name?: string | null }, now: Date) {
+  const service = await liveService(tx, caller.companyId, input.service_id, true)
+  if (!service) throw unknownService(input.service_id)
+  const day = localDay(now, await timezoneOf(tx, caller.companyId))
+  const [{ next }] = await tx
+    .select({ next: sql<number>`coalesce(max(${ventanillaTickets.seq}), 0)::int + 1` })
+    .from(ventanillaTickets)
+    .where(and(eq(ventanillaTickets.serviceId, service.id), eq(ventanillaTickets.localDate, day)))
+  const seq = Number(next)
+  const name = input.customer_name?.trim() ? input.customer_name.trim() : null
+  const [row] = await tx
+    .insert(ventanillaTickets)
+    .values({
+      companyId: caller.companyId,
+      serviceId: service.id,
+      number: `${service.prefix}-${String(seq).padStart(3, '0')}`,
+      seq,
+      localDate: day,
+      customerName: name,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning()
+  await publish(tx, caller.companyId)
+  return ticketDto(row)
+}
+
+/** Takes the oldest waiting ticket; concurrent desks skip each other's locked row instead of calling it twice. */
+export async function callNext(database: Database, tx: Tx, caller: Caller, input: { desk: string; service_id?: number }, now: Date) {
+  if (input.service_id !== undefined && !(await liveService(tx, caller.companyId, input.service_id))) throw unknownService(input.service_id)
+  const [next] = await database.rows<{ id: number }>(
+    sql`select t.id from ventanilla_tickets t
+        join ventanilla_services s on s.id = t.service_id and s.deleted_at is null
+        where t.company_id = ${caller.companyId} and t.status = 'waiting'
+          ${input.service_id !== undefined ? sql`and t.service_id = ${input.service_id}` : sql``}
+        order by t.created_at, t.id
+        limit 1
+        for update of t skip locked`,
+    tx,
+  )
+  if (!next) throw conflict('QUEUE_EMPTY', 'No ticket is waiting')
+  return markCalled(tx, caller.companyId, Number(next.id), input.desk, now)
+}
+
+async function markCalled(tx: Tx, companyId: number, id: number, desk: string, now: Date) {
+  const [row] = await tx
+    .update(ventanillaTickets)
+    .set({ status: 'called', desk, calledAt: now, updatedAt: now })
+    .where(eq(ventanillaTickets.id, id))
+    .returning()
+  await publish(tx, companyId)
+  return ticketDto(row)
+}
+
+async function lockTicket(tx: Tx, companyId: number, id: number) {
+  const [row] = await tx
+    .select()
+    .from(ventanillaTickets)
+    .where(and(eq(ventanillaTickets.id, id), eq(ventanillaTickets.companyId, companyId)))
+    .for('update')
+  if (!row) throw notFound('Ticket')
+  return row
+}
+
+const badStatus = (row: TicketRow, action: string) =>
+  conflict('INVALID_TICKET_STATUS', `Ticket ${row.number} is ${row.status} and cannot be ${action}`)
+
+/** Calls a ticket again (or a no-show that came back); a finished ticket stays finished. */
+export async function recallTicket(tx: Tx, caller: Caller, id: number, desk: string, now: Date) {
+  const row = await lockTicket(tx, caller.companyId, id)
+  if (row.status === 'finished') throw badStatus(row, 'called')
+  return markCalled(tx, caller.companyId, id, desk, now)
+}
+
+export async function finishTicket(tx: Tx, caller: Caller, id: number, now: Date) {
+  const row = await lockTicket(tx, caller.companyId, id)
+  if (row.status !== 'called') throw badStatus(row, 'finished')
+  return setStatus(tx, caller.companyId, id, 'finished', now)
+}
+
+export async function noShowTicket(tx: Tx, caller: Caller, id: number, now: Date) {
+  const row = await lockTicket(tx, caller.companyId, id)
+  if (row.status !== 'called' && row.status !== 'waiting') throw badStatus(row, 'marked no-show')
+  return setStatus(tx, caller.companyId, id, 'no_show', now)
+}
+
+async function setStatus(tx: Tx, companyId: number, id: number, status: string, now: Date) {
+  const [row] = await tx.update(ventanillaTickets).set({ status, updatedAt: now }).where(eq(ventanillaTickets.id, id)).returning()
+  await publish(tx, companyId)
+  return ticketDto(row)
+}
+
+/** The token's company when the token is live and the module is on; anything else looks the same as unknown. */
+export async function resolveToken(db: Executor, raw: string): Promise<{ tokenId: number; companyId: number } | null> {
+  const prefix = credentialPrefix(TOKEN_KIND, raw)
+  if (!prefix) return null
+  const [row] = await db
+    .select({ id: ventanillaTokens.id, companyId: ventanillaTokens.companyId, hash: ventanillaTokens.tokenHash, revokedAt: ventanillaTokens.revokedAt, enabled: companies.ventanillaEnabled })
+    .from(ventanillaTokens)
+    .innerJoin(companies, eq(companies.id, ventanillaTokens.companyId))
+    .where(eq(ventanillaTokens.prefix, prefix))
+  if (!row || !sameDigest(sha256(raw), row.hash) || row.revokedAt || !row.enabled) return null
+  return { tokenId: row.id, companyId: row.companyId }
+}
+
+/** Ids among `ids` that are still live tokens of an enabled company. */
+export async function liveTokenIds(database: Database, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set()
+  const rows = await database.rows<{ id: number }>(
+    sql`select t.id from ventanilla_tokens t join companies c on c.id = t.company_id
+        where t.id = any(${sql.raw(`'{${ids.map(Number).join(',')}}'::int[]`)}) and t.revoked_at is null and c.ventanilla_enabled`,
+  )
+  return new Set(rows.map((r) => Number(r.id)))
+}
+
+/**
+ * The public snapshot of one company, or null when its module is off. It carries no amounts or balances,
+ * and names are already masked by the screen's privacy mode.
+ */
+export async function buildSnapshot(database: Database, companyId: number, now: Date): Promise<Snapshot | null> {
+  const db = database.db
+  const [head] = await db
+    .select({ company: companies, settings: ventanillaSettings })
+    .from(companies)
+    .leftJoin(ventanillaSettings, eq(ventanillaSettings.companyId, companies.id))
+    .where(eq(companies.id, companyId))
+  if (!head?.company.ventanillaEnabled) return null
+  const settings = settingsDto(head.settings ?? undefined, head.company.timezone)
+  const today = localDay(now, settings.timezone)
+
+  const [rates, services, calls, [stamp]] = await Promise.all([
+    listRates(db, companyId),
+    database.rows<{ id: number; name: string; prefix: string; waiting: number }>(
+      sql`select s.id, s.name, s.prefix,
+            (select count(*) from ventanilla_tickets t where t.service_id = s.id and t.status = 'waiting')::int as waiting
+          from ventanilla_services s
+          where s.company_id = ${companyId} and s.deleted_at is null
+          order by s.id`,
+    ),
+    database.rows<{ number: string; customer_name: string | null; desk: string; called_at: string; service: string }>(
+      sql`select t.number, t.customer_name, t.desk, to_json(t.called_at) #>> '{}' as called_at, s.name as service
+          from ventanilla_tickets t join ventanilla_services s on s.id = t.service_id
+          where t.company_id = ${companyId} and t.called_at is not null
+            and t.called_at >= (${today}::date::timestamp at time zone ${settings.timezone})
+          order by t.called_at desc, t.id desc
+          limit 7`,
+    ),
+    database.rows<{ at: string }>(
+      sql`select to_json(greatest(
+            (select updated_at from companies where id = ${companyId}),
+            (select greatest(updated_at, rates_updated_at) from ventanilla_settings where company_id = ${companyId}),
+            (select max(updated_at) from ventanilla_services where company_id = ${companyId}),
+            (select max(updated_at) from ventanilla_tickets where company_id = ${companyId})
+          )) #>> '{}' as at`,
+    ),
+  ])
+
+  const toCall = (c: (typeof calls)[number]): SnapshotCall => ({
+    ticket: c.number,
+    name: maskName(c.customer_name, settings.privacyMode),
+    desk: c.desk,
+    service: c.service,
+    calledAt: new Date(c.called_at).toISOString(),
+  })
+  return {
+    companyName: settings.displayName ?? head.company.name,
+    date: today,
+    rates,
+    services: services.map((s) => ({ id: Number(s.id), name: s.name, prefix: s.prefix, waiting: Number(s.waiting) })),
+    currentCall: calls.length ? toCall(calls[0]) : null,
+    recentCalls: calls.slice(1).map(toCall),
+    logoUrl: settings.logoUrl,
+    showLogo: settings.showLogo,
+    timezone: settings.timezone,
+    tickerText: settings.tickerText,
+    announceSound: settings.announceSound,
+    announceTts: settings.announceTts,
+    privacyMode: settings.privacyMode,
+    updatedAt: new Date(stamp.at).toISOString(),
+  }
+}
