@@ -9,6 +9,7 @@ import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
 import { operationsModule } from './modules/operations'
+import { attachmentsModule } from './modules/attachments'
 import { costCentersModule } from './modules/cost-centers'
 import { messagingModule } from './modules/messaging'
 import { kioskModule } from './modules/kiosk'
@@ -34,6 +35,7 @@ export function createApp(app: AppContext) {
     .use(employeesModule(app))
     .use(clientsModule(app))
     .use(operationsModule(app))
+    .use(attachmentsModule(app))
     .use(costCentersModule(app))
     .use(messagingModule(app))
     .use(mesasModule(app))

@@ -71,14 +71,15 @@ export function testApp(): Promise<TestApp> {
 export async function buildTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
   const config = testConfig(overrides)
   const database = await openDatabase({ url: config.databaseUrl, poolMax: 20 })
-  const store = await testStore(config)
   let offset = 0
+  const clock = () => new Date(Date.now() + offset)
+  const store = await testStore(config, clock)
   const ctx: AppContext = {
     config,
     database,
     db: database.db,
     store,
-    clock: () => new Date(Date.now() + offset),
+    clock,
     log: () => {},
   }
   const app = createApp(ctx)

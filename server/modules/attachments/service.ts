@@ -1,0 +1,190 @@
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { employees, operationAttachments } from '../../../db/schema'
+import type { AppContext } from '../../context'
+import type { Caller } from '../../plugins/auth'
+import type { Executor } from '../../plugins/database'
+import { newObjectKey, type BlobStore } from '../../plugins/storage'
+import { notFound } from '../../lib/errors'
+import { createOnce, write } from '../../lib/write'
+import { assertOperationVisible } from '../operations/service'
+import { LINK_LIFETIME_SECONDS, type AttachmentDto } from './model'
+
+export type { AttachmentDto } from './model'
+
+/** A file that passed the upload checks (size, type, name), still only in memory. */
+export interface Upload {
+  file: Blob
+  fileName: string
+  mimeType: string
+}
+
+interface AttachmentRow {
+  id: number
+  operationId: number
+  objectKey: string
+  fileName: string
+  mimeType: string | null
+  sizeBytes: number | null
+  createdAt: Date
+  uploadedByEmail: string | null
+  actorId: number | null
+  actorName: string | null
+}
+
+async function attachmentDto(store: BlobStore, row: AttachmentRow): Promise<AttachmentDto> {
+  const contentType = row.mimeType ?? 'application/octet-stream'
+  return {
+    id: row.id,
+    file_name: row.fileName,
+    mime_type: row.mimeType,
+    size_bytes: row.sizeBytes,
+    created_at: row.createdAt.toISOString(),
+    uploaded_by: {
+      id: row.actorId,
+      name: row.actorName,
+      email: row.uploadedByEmail,
+    },
+    signed_url: await store.signedUrl(row.objectKey, { fileName: row.fileName, contentType, expiresInSeconds: LINK_LIFETIME_SECONDS }),
+  }
+}
+
+/**
+ * Live attachments of the given operations with their uploader resolved by email against the company's
+ * current employees. Callers must already have checked that the operations are visible to them.
+ */
+async function attachmentRows(db: Executor, companyId: number, operationIds: number[]): Promise<AttachmentRow[]> {
+  if (operationIds.length === 0) return []
+  const a = operationAttachments
+  return db
+    .select({
+      id: a.id,
+      operationId: a.operationId,
+      objectKey: a.objectKey,
+      fileName: a.fileName,
+      mimeType: a.mimeType,
+      sizeBytes: a.sizeBytes,
+      createdAt: a.createdAt,
+      uploadedByEmail: a.uploadedByEmail,
+      actorId: employees.id,
+      actorName: employees.name,
+    })
+    .from(a)
+    .leftJoin(
+      employees,
+      and(
+        eq(employees.companyId, a.companyId),
+        sql`lower(${employees.email}) = lower(${a.uploadedByEmail})`,
+        isNull(employees.deletedAt),
+      ),
+    )
+    .where(and(eq(a.companyId, companyId), inArray(a.operationId, operationIds), isNull(a.deletedAt)))
+    .orderBy(asc(a.id))
+}
+
+export async function listAttachmentDtos(db: Executor, store: BlobStore, companyId: number, operationId: number): Promise<AttachmentDto[]> {
+  const rows = await attachmentRows(db, companyId, [operationId])
+  return Promise.all(rows.map((r) => attachmentDto(store, r)))
+}
+
+export async function attachmentDtosByOperation(
+  db: Executor,
+  store: BlobStore,
+  companyId: number,
+  operationIds: number[],
+): Promise<Map<number, AttachmentDto[]>> {
+  const rows = await attachmentRows(db, companyId, operationIds)
+  const byOperation = new Map<number, AttachmentDto[]>(operationIds.map((id) => [id, []]))
+  for (const row of rows) byOperation.get(row.operationId)!.push(await attachmentDto(store, row))
+  return byOperation
+}
+
+export async function listAttachments(app: AppContext, caller: Caller, operationId: number) {
+  await assertOperationVisible(app.db, caller, operationId)
+  return { attachments: await listAttachmentDtos(app.db, app.store, caller.companyId, operationId) }
+}
+
+async function sha256Of(file: Blob): Promise<string> {
+  const hasher = new Bun.CryptoHasher('sha256')
+  for await (const chunk of file.stream()) hasher.update(chunk)
+  return hasher.digest('hex')
+}
+
+/**
+ * Stores the object first, then records it in one transaction; when the transaction fails (or an
+ * Idempotency-Key replays an earlier upload) the object just stored is removed, so a row never lacks its
+ * object and no object outlives a failed upload.
+ */
+export async function uploadAttachment(
+  app: AppContext,
+  caller: Caller,
+  operationId: number,
+  upload: Upload,
+  idempotencyKey: string | undefined,
+  set: { status?: number | string },
+): Promise<AttachmentDto> {
+  const fingerprint =
+    idempotencyKey === undefined ? null : { sha256: await sha256Of(upload.file), name: upload.fileName, type: upload.mimeType }
+  const objectKey = newObjectKey(caller.companyId)
+  await app.store.put(objectKey, upload.file, { fileName: upload.fileName, contentType: upload.mimeType })
+  let recorded = false
+  const discard = () =>
+    app.store.delete(objectKey).catch((e) =>
+      app.log({ level: 'error', msg: 'orphan attachment object not removed', key: objectKey, error: String(e) }),
+    )
+  try {
+    const dto = await createOnce(
+      app,
+      caller,
+      { key: idempotencyKey, method: 'POST', path: `/api/operations/${operationId}/attachments`, fingerprint },
+      set,
+      async (tx) => {
+        await assertOperationVisible(tx, caller, operationId)
+        const [row] = await tx
+          .insert(operationAttachments)
+          .values({
+            companyId: caller.companyId,
+            operationId,
+            objectKey,
+            fileName: upload.fileName,
+            mimeType: upload.mimeType,
+            sizeBytes: upload.file.size,
+            uploadedByEmail: caller.employee?.email ?? null,
+            uploadedById: caller.employee?.id ?? null,
+          })
+          .returning()
+        recorded = true
+        return attachmentDto(app.store, {
+          ...row,
+          actorId: caller.employee?.id ?? null,
+          actorName: caller.employee?.name ?? null,
+        })
+      },
+    )
+    if (!recorded) await discard()
+    return dto
+  } catch (e) {
+    await discard()
+    throw e
+  }
+}
+
+/** The row goes in a transaction; the object after it commits, so a failed delete never leaves a row without bytes. */
+export async function deleteAttachment(app: AppContext, caller: Caller, operationId: number, attachmentId: number) {
+  const objectKey = await write(app, caller, async (tx) => {
+    await assertOperationVisible(tx, caller, operationId)
+    const a = operationAttachments
+    const [row] = await tx
+      .update(a)
+      .set({ deletedAt: new Date() })
+      .where(and(eq(a.id, attachmentId), eq(a.companyId, caller.companyId), eq(a.operationId, operationId), isNull(a.deletedAt)))
+      .returning({ objectKey: a.objectKey })
+    if (!row) throw notFound('Attachment')
+    return row.objectKey
+  })
+  try {
+    await app.store.delete(objectKey)
+  } catch (e) {
+    app.log({ level: 'error', msg: 'deleted attachment object not removed', key: objectKey, error: String(e) })
+  }
+  return { deleted: true as const }
+}
