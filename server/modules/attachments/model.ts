@@ -64,11 +64,11 @@ export const AttachmentModel = {
     },
   },
   fileQuery: t.Object({
-    key: t.Optional(t.String()),
-    expires: t.Optional(t.String()),
-    name: t.Optional(t.String()),
-    type: t.Optional(t.String()),
-    sig: t.Optional(t.String()),
+    key: t.Optional(t.String({ description: 'Object key' })),
+    expires: t.Optional(t.String({ description: 'Expiry, Unix seconds' })),
+    name: t.Optional(t.String({ description: 'File name for Content-Disposition' })),
+    type: t.Optional(t.String({ description: 'Stored content type' })),
+    sig: t.Optional(t.String({ description: 'HMAC-SHA256 over the other parameters' })),
   }),
 }
 
