@@ -1,9 +1,14 @@
-import { describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import Decimal from 'decimal.js'
 import { testApp, type Company, type TestApp } from '../helpers'
 
 const DAY = 86_400_000
+
+// The first use builds the shared app and migrates its database, which can take a while on PGlite.
+beforeAll(async () => {
+  await testApp()
+}, 120_000)
 
 /** RFC 4180 reader, strict enough to catch a writer that gets quoting or line ends wrong. */
 function parseCsv(text: string): string[][] {

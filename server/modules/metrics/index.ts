@@ -1,0 +1,30 @@
+import { Elysia } from 'elysia'
+import type { AppContext } from '../../context'
+import { auth } from '../../plugins/auth'
+import { errors } from '../../lib/models'
+import { MetricsModel } from './model'
+import { homeMetrics } from './service'
+
+const description = [
+  "Today's home cards, where today is the calendar day of the service clock in the company time zone (`date`);",
+  'day and month bounds are that zone’s local midnights, so DST days last 23 or 25 hours.',
+  '',
+  '- `dayPnl`: one item per live mesa, in its local currency: the realized P&L (by its costing method) of the blotter lines',
+  '  traded today, i.e. the change of the position’s `realized_pnl` over the day. Empty when the mesas module is off.',
+  '- `commissions`: per currency, the signed sum of `amount` of completed transactions flagged `is_commission` whose',
+  '  `completed_at` is today.',
+  '- `costCenters`: per cost center and currency (every currency with an `expense` budget or spending this month, and always',
+  '  the default currency): `budget` = the `expense` budget of the current local month (`year`, `period` = month);',
+  '  `spent` = the sum, as positive amounts, of the debits (negative `amount`) of completed transactions of operations whose',
+  '  `cost_center_id` is the cost center, completed (`completed_at`) within the current local month, in that currency.',
+  '',
+  'Company API keys need nothing more (no metrics-password cookie); employee keys need `metrics.view`. Figures are company-wide.',
+].join('\n')
+
+export const metricsModule = (app: AppContext) =>
+  new Elysia({ prefix: '/api' })
+    .use(auth(app))
+    .get('/metrics/home', ({ caller }) => homeMetrics(app.database, caller, app.clock()), {
+      response: { 200: MetricsModel.home, ...errors(401, 403) },
+      detail: { tags: ['Home metrics'], summary: 'Day P&L per mesa, commissions and cost-center budgets for today', description },
+    })

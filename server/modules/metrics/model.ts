@@ -1,0 +1,31 @@
+import { t } from 'elysia'
+
+const Num = (description: string) => t.Number({ description })
+
+export const MetricsModel = {
+  home: t.Object({
+    date: t.String({ format: 'date', description: "Today in the company's time zone (YYYY-MM-DD)" }),
+    dayPnl: t.Array(
+      t.Object({
+        mesa_id: t.Integer(),
+        currency: t.String({ description: "The mesa's local currency" }),
+        realized: Num("Realized P&L of the mesa's blotter lines traded today (local day), by the mesa's costing method"),
+      }),
+    ),
+    commissions: t.Array(
+      t.Object({
+        currency: t.String(),
+        amount: Num('Signed sum of the completed commission transactions completed today'),
+      }),
+    ),
+    costCenters: t.Array(
+      t.Object({
+        cost_center_id: t.Integer(),
+        name: t.String(),
+        currency: t.String(),
+        budget: Num("The cost center's `expense` budget for the current month in this currency (0 when none)"),
+        spent: Num('Debits (as positive amounts) of completed transactions of the cost center’s operations, completed this month, in this currency'),
+      }),
+    ),
+  }),
+}

@@ -1,0 +1,133 @@
+import { and, asc, eq, isNull, sql } from 'drizzle-orm'
+import { companies, mesas } from '../../../db/schema'
+import type { Database, Executor } from '../../plugins/database'
+import { requirePermission, type Caller } from '../../plugins/auth'
+import { D, type Dec } from '../../lib/money'
+import { computePosition, type CostingMethod } from '../mesas/costing'
+import { mesaTrades } from '../mesas/service'
+
+const num = (value: Dec | string) => Number(value.toString())
+
+/** The calendar date of `at` on the wall clocks of `timezone`. */
+export function localDate(at: Date, timezone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at)
+  const part = (type: string) => parts.find((p) => p.type === type)!.value
+  return `${part('year')}-${part('month')}-${part('day')}`
+}
+
+export interface Period {
+  /** inclusive start and exclusive end, ISO UTC */
+  start: string
+  end: string
+}
+
+const iso = (expr: ReturnType<typeof sql>) => sql`to_char((${expr}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/**
+ * The local day and local month of `date` as UTC instants. Postgres converts local midnights with the zone's
+ * own rules, so days around a DST change are the 23 or 25 hours they really last.
+ */
+export async function localPeriods(database: Database, db: Executor, date: string, timezone: string) {
+  const month = `${date.slice(0, 7)}-01`
+  const [row] = await database.rows<{ day_start: string; day_end: string; month_start: string; month_end: string }>(
+    sql`select ${iso(sql`(${date}::date)::timestamp at time zone ${timezone}`)} as day_start,
+      ${iso(sql`(${date}::date + 1)::timestamp at time zone ${timezone}`)} as day_end,
+      ${iso(sql`(${month}::date)::timestamp at time zone ${timezone}`)} as month_start,
+      ${iso(sql`(${month}::date + interval '1 month') at time zone ${timezone}`)} as month_end`,
+    db,
+  )
+  return { day: { start: row.day_start, end: row.day_end }, month: { start: row.month_start, end: row.month_end } }
+}
+
+/**
+ * Realized P&L of each live mesa over the day: the costing engine replays the whole blotter in costing order
+ * (earlier lines build the lots today's lines close), and only the realized amounts of lines traded today are
+ * summed, so the figure is exactly how much the position's realized P&L moved during the day.
+ */
+async function dayPnl(db: Executor, companyId: number, day: Period) {
+  const live = await db
+    .select()
+    .from(mesas)
+    .where(and(eq(mesas.companyId, companyId), isNull(mesas.deletedAt)))
+    .orderBy(asc(mesas.id))
+  const start = new Date(day.start).getTime()
+  const end = new Date(day.end).getTime()
+  const out = []
+  for (const mesa of live) {
+    const trades = await mesaTrades(db, mesa)
+    const { realizedByLine } = computePosition(mesa.costingMethod as CostingMethod, trades)
+    let realized: Dec = new D(0)
+    trades.forEach((trade, i) => {
+      const at = trade.tradedAt.getTime()
+      if (at >= start && at < end) realized = realized.plus(realizedByLine[i])
+    })
+    out.push({ mesa_id: mesa.id, currency: mesa.localCurrency, realized: num(realized) })
+  }
+  return out
+}
+
+async function commissions(database: Database, db: Executor, companyId: number, day: Period) {
+  const rows = await database.rows<{ currency: string; amount: string }>(
+    sql`select currency, sum(amount)::text as amount from transactions
+      where company_id = ${companyId} and status = 'completed' and is_commission
+        and completed_at >= ${day.start}::timestamptz and completed_at < ${day.end}::timestamptz
+      group by currency order by currency`,
+    db,
+  )
+  return rows.map((r) => ({ currency: r.currency, amount: num(r.amount) }))
+}
+
+/**
+ * Budget against spending per cost center and currency for the month: every currency with an `expense`
+ * budget this month or with spending this month, and always the cost center's default currency.
+ */
+async function costCenters(database: Database, db: Executor, companyId: number, date: string, month: Period) {
+  const year = Number(date.slice(0, 4))
+  const period = Number(date.slice(5, 7))
+  const rows = await database.rows<{ cost_center_id: number; name: string; currency: string; budget: string; spent: string }>(
+    sql`with budget as (
+        select cost_center_id, currency, amount from cost_center_budgets
+        where company_id = ${companyId} and kind = 'expense' and year = ${year} and period = ${period}
+      ), spent as (
+        select o.cost_center_id, t.currency, sum(-t.amount) as amount
+        from transactions t join operations o on o.id = t.operation_id
+        where t.company_id = ${companyId} and o.cost_center_id is not null and t.status = 'completed' and t.amount < 0
+          and t.completed_at >= ${month.start}::timestamptz and t.completed_at < ${month.end}::timestamptz
+        group by o.cost_center_id, t.currency
+      ), slot as (
+        select id as cost_center_id, default_currency as currency from cost_centers where company_id = ${companyId}
+        union select cost_center_id, currency from budget
+        union select cost_center_id, currency from spent
+      )
+      select cc.id as cost_center_id, cc.name, s.currency,
+        coalesce(b.amount, 0)::text as budget, coalesce(x.amount, 0)::text as spent
+      from slot s join cost_centers cc on cc.id = s.cost_center_id
+      left join budget b on b.cost_center_id = s.cost_center_id and b.currency = s.currency
+      left join spent x on x.cost_center_id = s.cost_center_id and x.currency = s.currency
+      order by cc.id, s.currency`,
+    db,
+  )
+  return rows.map((r) => ({ cost_center_id: Number(r.cost_center_id), name: r.name, currency: r.currency, budget: num(r.budget), spent: num(r.spent) }))
+}
+
+/** Today's cards, read in one snapshot so the figures agree with each other. */
+export async function homeMetrics(database: Database, caller: Caller, now: Date) {
+  requirePermission(caller, 'metrics.view')
+  return database.db.transaction(
+    async (tx) => {
+      const [company] = await tx
+        .select({ timezone: companies.timezone, mesasEnabled: companies.mesasEnabled })
+        .from(companies)
+        .where(eq(companies.id, caller.companyId))
+      const date = localDate(now, company.timezone)
+      const { day, month } = await localPeriods(database, tx, date, company.timezone)
+      return {
+        date,
+        dayPnl: company.mesasEnabled ? await dayPnl(tx, caller.companyId, day) : [],
+        commissions: await commissions(database, tx, caller.companyId, day),
+        costCenters: await costCenters(database, tx, caller.companyId, date, month),
+      }
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  )
+}
