@@ -14,6 +14,8 @@ import { costCentersModule } from './modules/cost-centers'
 import { messagingModule } from './modules/messaging'
 import { kioskModule } from './modules/kiosk'
 import { mesasModule } from './modules/mesas'
+import { metricsModule } from './modules/metrics'
+import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
@@ -40,6 +42,8 @@ export function createApp(app: AppContext) {
     .use(messagingModule(app))
     .use(mesasModule(app))
     .use(kioskModule(app))
+    .use(metricsModule(app))
+    .use(exportsModule(app))
     .use(ventanillaModule(app))
 }
 
