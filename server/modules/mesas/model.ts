@@ -45,13 +45,15 @@ export const MesaModel = {
   update: t.Object(
     {
       name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      local_currency: t.Optional(Currency),
+      quote_currency: t.Optional(Currency),
       costing_method: t.Optional(CostingMethod),
       account_ids: t.Optional(AccountIds),
       quote_direction: t.Optional(QuoteDirection),
       blotter_feed_mode: t.Optional(FeedMode),
       include_pending_legs: t.Optional(PendingLegs),
     },
-    { additionalProperties: false, description: 'Currencies are fixed at creation; account_ids replaces the set' },
+    { additionalProperties: false, description: 'account_ids replaces the set; currencies can change only while the blotter is empty' },
   ),
   mesa: t.Object({
     id: t.Integer(),

@@ -172,23 +172,35 @@ export async function createMesa(tx: Tx, caller: Caller, input: MesaInput) {
   return mesaDto(m, [...input.account_ids].sort((a, b) => a - b))
 }
 
-export async function updateMesa(tx: Tx, caller: Caller, id: number, input: Partial<Omit<MesaInput, 'local_currency' | 'quote_currency'>>) {
+export async function updateMesa(tx: Tx, caller: Caller, id: number, input: Partial<MesaInput>) {
   const before = await getMesa(tx, caller, id, true)
+  const local = input.local_currency?.trim() ?? before.localCurrency
+  const quote = input.quote_currency?.trim() ?? before.quoteCurrency
+  const currenciesChange = !sameCurrency(local, before.localCurrency) || !sameCurrency(quote, before.quoteCurrency)
+  if (currenciesChange) {
+    if (sameCurrency(local, quote))
+      throw unprocessable('CURRENCIES_MUST_DIFFER', 'local_currency and quote_currency must differ', [{ field: 'quote_currency', message: 'equals local_currency' }])
+    // Existing lines are amounts in the old currencies; re-labelling them would falsify the position.
+    const [line] = await tx.select({ id: mesaLines.id }).from(mesaLines).where(eq(mesaLines.mesaId, id)).limit(1)
+    if (line) throw conflict('CONFLICT', 'Currencies of a mesa with blotter lines cannot change')
+  }
+  const current = (await liveAccountIds(tx, [id])).get(id)!
+  const wanted = input.account_ids ?? current
+  if (input.account_ids || currenciesChange) await checkAccounts(tx, caller.companyId, wanted, local, quote, id)
   if (input.account_ids) {
-    await checkAccounts(tx, caller.companyId, input.account_ids, before.localCurrency, before.quoteCurrency, id)
-    const current = (await liveAccountIds(tx, [id])).get(id)!
-    const dropped = current.filter((a) => !input.account_ids!.includes(a))
+    const dropped = current.filter((a) => !wanted.includes(a))
     if (dropped.length)
       await tx
         .update(mesaAccounts)
         .set({ releasedAt: new Date() })
         .where(and(eq(mesaAccounts.mesaId, id), inArray(mesaAccounts.accountId, dropped), isNull(mesaAccounts.releasedAt)))
-    await attachAccounts(tx, caller.companyId, id, input.account_ids.filter((a) => !current.includes(a)))
+    await attachAccounts(tx, caller.companyId, id, wanted.filter((a) => !current.includes(a)))
   }
   const [m] = await tx
     .update(mesas)
     .set({
       ...(input.name !== undefined && { name: input.name }),
+      ...(currenciesChange && { localCurrency: local, quoteCurrency: quote }),
       ...(input.costing_method !== undefined && { costingMethod: input.costing_method }),
       ...(input.quote_direction !== undefined && { quoteDirection: input.quote_direction }),
       ...(input.blotter_feed_mode !== undefined && { blotterFeedMode: input.blotter_feed_mode }),
