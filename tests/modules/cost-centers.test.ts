@@ -1,5 +1,10 @@
-import { describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { postgresTest, testApp, type Company, type TestApp } from '../helpers'
+
+// The first use builds the shared app and migrates its database, which can take a while on PGlite.
+beforeAll(async () => {
+  await testApp()
+}, 120_000)
 
 async function client(t: TestApp, c: Company, name: string, type: 0 | 1, currencies: string[]) {
   const res = await t.request('POST', '/api/clients', { key: c.key, body: { name, type, accounts: currencies.map((currency_name) => ({ currency_name })) } })
