@@ -8,6 +8,7 @@ import { docs } from './plugins/openapi'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
+import { auditModule } from './modules/audit'
 import { operationsModule } from './modules/operations'
 import { attachmentsModule } from './modules/attachments'
 import { costCentersModule } from './modules/cost-centers'
@@ -36,6 +37,7 @@ export function createApp(app: AppContext) {
     .use(superadmin(app))
     .use(employeesModule(app))
     .use(clientsModule(app))
+    .use(auditModule(app))
     .use(operationsModule(app))
     .use(attachmentsModule(app))
     .use(costCentersModule(app))

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { accounts } from '../../db/schema'
 import { testApp, type Company, type TestApp } from '../helpers'
@@ -15,6 +15,11 @@ async function newClient(t: TestApp, c: Company, body: Record<string, unknown>) 
   if (r.status !== 201) throw new Error(`client create: ${r.status} ${JSON.stringify(r.body)}`)
   return r.body
 }
+
+// Opening the shared app runs the migrations, which on embedded PGlite can take longer than one test's budget.
+beforeAll(async () => {
+  await testApp()
+}, 120_000)
 
 describe('clients', () => {
   test('create answers the full client with accounts and tags', async () => {

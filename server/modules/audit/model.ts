@@ -1,0 +1,76 @@
+import { t } from 'elysia'
+import { DateTime, pageQuery, Pagination } from '../../lib/models'
+
+const bound = (which: 'from' | 'to') =>
+  t.String({
+    maxLength: 40,
+    description:
+      which === 'from'
+        ? 'Lower bound, inclusive: an ISO 8601 date-time (UTC when it has no offset), or a date YYYY-MM-DD meaning that day 00:00 Argentina time (UTC−03:00).'
+        : 'Upper bound, inclusive: an ISO 8601 date-time (the whole millisecond it names is included; UTC when it has no offset), or a date YYYY-MM-DD meaning that day up to 23:59:59.999 Argentina time (UTC−03:00).',
+  })
+
+// Unions of literals, not t.UnionEnum: in a query Elysia fills an absent UnionEnum with its first value.
+const action = (description?: string) =>
+  t.Union([t.Literal('create'), t.Literal('update'), t.Literal('cancel'), t.Literal('revert'), t.Literal('delete')], { description })
+const channel = (description?: string) => t.Union([t.Literal('messaging'), t.Literal('twin')], { description })
+
+const actor = t.Object(
+  {
+    id: t.Union([t.Integer(), t.Null()], { description: 'Null when the email matches no current employee of the company' }),
+    name: t.Union([t.String(), t.Null()]),
+    email: t.Union([t.String(), t.Null()], { description: 'As recorded by the audit trail; null for company-key writes' }),
+  },
+  { description: 'PublicAuditActor: all fields null for a change made with a company key.' },
+)
+
+const snapshot = t.Union([t.Record(t.String(), t.Any()), t.Null()], {
+  description: 'Row snapshot; null before a create and after a hard delete. Key hashes and secrets are never recorded.',
+})
+
+const entry = t.Object({
+  id: t.Integer(),
+  entity: t.String({ description: 'Plural table name' }),
+  entity_id: t.Integer(),
+  action: action(),
+  raw_action: t.Union([t.Literal('INSERT'), t.Literal('UPDATE'), t.Literal('DELETE')]),
+  actor,
+  channel: t.Union([t.String(), t.Null()], { description: '`messaging` or `twin` for rows of operations made by a tool run (and their transactions), else null' }),
+  channel_detail: t.Record(t.String(), t.Any(), {
+    description: '`{ requested_by: { contact_id, phone, employee { id, name }, client { id, name } } }` for tool-run rows; `{}` otherwise.',
+  }),
+  timestamp: DateTime,
+  before: snapshot,
+  after: snapshot,
+  changes: t.Array(t.Object({ field: t.String(), before: t.Any(), after: t.Any() })),
+})
+
+export const AuditModel = {
+  query: t.Object({
+    table: t.Optional(
+      t.String({
+        maxLength: 64,
+        description:
+          'Table name (`operations`, `transactions`, `accounts`, `clients`, `mesas`, …) or its singular alias (`operation`, `transaction`, …); case-insensitive. Unknown → 400 VALIDATION_ERROR. Default: every audited table of the company.',
+      }),
+    ),
+    from: t.Optional(bound('from')),
+    to: t.Optional(bound('to')),
+    employee_id: t.Optional(
+      t.Integer({
+        minimum: 1,
+        maximum: 2147483647,
+        description: "An employee of the company (deleted ones too); rows changed under that employee's email. An unknown id gives an empty page.",
+      }),
+    ),
+    action: t.Optional(action('Mapped action')),
+    channel: t.Optional(
+      channel(
+        'Only rows made through a messaging tool run (`messaging`) or its twin (`twin`). Rows without a channel cannot be selected by this filter.',
+      ),
+    ),
+    ...pageQuery(100),
+  }),
+  entry,
+  page: t.Object({ data: t.Array(entry), pagination: Pagination }),
+}
