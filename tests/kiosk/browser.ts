@@ -9,7 +9,13 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** Builds the kiosk unless a build is already there (the `test` script builds it; a bare `bun test` may not). */
 export function ensureKioskBuilt() {
   if (existsSync(join(ROOT, 'kiosk/dist/index.html'))) return
-  const build = Bun.spawnSync([process.execPath, 'run', 'kiosk:build'], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+  // bun test sets NODE_ENV=test, which would give Vite a development build of Solid.
+  const build = Bun.spawnSync([process.execPath, 'run', 'kiosk:build'], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   if (build.exitCode !== 0) throw new Error(`kiosk build failed:\n${build.stdout.toString()}\n${build.stderr.toString()}`)
 }
 

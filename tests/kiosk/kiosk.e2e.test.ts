@@ -112,9 +112,11 @@ async function call(customerName: string, desk: string) {
 
 /** Records what the page would say and play, so announcements are observable without speakers. */
 const recordAnnouncements = () => {
-  const w = window as unknown as { __spoken: { text: string; lang: string }[]; __oscillators: number }
+  const w = window as unknown as { __spoken: { text: string; lang: string }[]; __oscillators: number; __csp: string[] }
   w.__spoken = []
   w.__oscillators = 0
+  w.__csp = []
+  document.addEventListener('securitypolicyviolation', (e) => w.__csp.push(`${e.violatedDirective} ${e.blockedURI}`))
   if ('speechSynthesis' in window) {
     window.speechSynthesis.speak = (u: SpeechSynthesisUtterance) => {
       w.__spoken.push({ text: u.text, lang: u.lang })
@@ -206,6 +208,8 @@ describe('kiosk in a browser against a real server', () => {
     const clock = await page.getByTestId('clock').textContent()
     expect([tokyo(before), tokyo(before + 60_000), tokyo(before - 60_000)]).toContain(clock!)
     expect(await page.getByTestId('offline').count()).toBe(0)
+    // Everything the app does is allowed by the page's Content-Security-Policy.
+    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([])
     // Nothing is announced for what was already on screen when the page loaded.
     await page.waitForTimeout(1500)
     expect(await spoken(page)).toEqual([])
@@ -241,6 +245,12 @@ describe('kiosk in a browser against a real server', () => {
     await page.waitForFunction(() => (window as unknown as { __spoken: unknown[] }).__spoken.length > 0, undefined, { timeout: SLOW })
     expect(await spoken(page)).toEqual([{ text: 'Turno A cero cero dos, caja tres', lang: 'es-AR' }])
     expect(await page.evaluate(() => (window as unknown as { __oscillators: number }).__oscillators)).toBeGreaterThan(0)
+
+    // Calling the same ticket again is announced again, with its new desk.
+    await ok('POST', `/api/ventanilla/tickets/${called.id}/call`, { desk: 'Caja 4' })
+    await page.getByTestId('current-desk').filter({ hasText: 'Caja 4' }).waitFor({ timeout: LIVE })
+    await page.waitForFunction(() => (window as unknown as { __spoken: unknown[] }).__spoken.length > 1, undefined, { timeout: SLOW })
+    expect((await spoken(page))[1]).toEqual({ text: 'Turno A cero cero dos, caja cuatro', lang: 'es-AR' })
     await page.close()
   })
 
