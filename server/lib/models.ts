@@ -3,7 +3,7 @@ import { MONEY_PATTERN } from './money'
 
 export const ErrorBody = t.Object(
   { error: t.String(), code: t.String(), details: t.Optional(t.Any()) },
-  { $id: '#/components/schemas/Error', description: 'Every error: a human message and a stable code.' },
+  { description: 'Every error: a human message and a stable code.' },
 )
 
 /**

@@ -1,7 +1,21 @@
+import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
+import { ErrorBody } from '../lib/models'
+
+/** OpenAPI 3.1 has no `nullable`; the schemas already say it with a `null` branch, so the keyword goes. */
+function dropNullable(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(dropNullable)
+  if (!node || typeof node !== 'object') return
+  delete (node as Record<string, unknown>).nullable
+  for (const value of Object.values(node)) dropNullable(value)
+}
 
 export const docs = () =>
-  openapi({
+  new Elysia({ name: 'docs' })
+    .onAfterHandle({ as: 'global' }, ({ route, responseValue }) => {
+      if (route === '/openapi.json') dropNullable(responseValue)
+    })
+    .use(openapi({
     path: '/docs',
     specPath: '/openapi.json',
     documentation: {
@@ -19,11 +33,16 @@ export const docs = () =>
         ].join('\n'),
       },
       components: {
+        schemas: { Error: JSON.parse(JSON.stringify(ErrorBody)) },
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Superadmin routes: a JWT from the identity provider. External statements: an external access grant token.',
+          },
         },
       },
       security: [{ apiKey: [] }],
     },
-  })
+  }))
