@@ -13,6 +13,7 @@ import { operationsModule } from './modules/operations'
 import { attachmentsModule } from './modules/attachments'
 import { costCentersModule } from './modules/cost-centers'
 import { messagingModule } from './modules/messaging'
+import { mcpModule } from './modules/mcp'
 import { kioskModule } from './modules/kiosk'
 import { mesasModule } from './modules/mesas'
 import { metricsModule } from './modules/metrics'
@@ -42,6 +43,7 @@ export function createApp(app: AppContext) {
     .use(attachmentsModule(app))
     .use(costCentersModule(app))
     .use(messagingModule(app))
+    .use(mcpModule(app))
     .use(mesasModule(app))
     .use(kioskModule(app))
     .use(metricsModule(app))

@@ -1,0 +1,72 @@
+import { Elysia, t } from 'elysia'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { AppContext } from '../../context'
+import { auth, requirePermission } from '../../plugins/auth'
+import { errors } from '../../lib/models'
+import { mcpServerFor } from './server'
+
+const detail = {
+  tags: ['MCP'],
+  summary: 'Model Context Protocol endpoint (Streamable HTTP) for the messaging tools',
+  description: [
+    'JSON-RPC 2.0 over the MCP Streamable HTTP transport, stateless: every POST is answered on its own with `application/json`.',
+    'Auth: `x-api-key` (401 without a valid key); needs `messaging.run` or `messaging.manage` (else 403).',
+    '`tools/list` gives the company\'s enabled, live tools (name = slug, input schema from `parameter_schema`);',
+    '`tools/call` runs one as `POST /api/messaging/tools/{id}/run` does, with `requested_by` from `_meta.requested_by` or an argument `requested_by`.',
+    'The optional `Idempotency-Key` header (or `_meta.idempotency_key` of a call) makes calls replayable. See docs/mcp.md.',
+  ].join(' '),
+}
+
+const JsonRpc = t.Object({}, { additionalProperties: true, description: 'A JSON-RPC 2.0 message (or batch) of the MCP protocol' })
+
+export const mcpModule = (app: AppContext) =>
+  new Elysia({ prefix: '/api' })
+    .use(auth(app))
+    .post(
+      '/mcp',
+      async ({ caller, request, headers }) => {
+        const idempotencyKey = headers['idempotency-key']
+        const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+        const server = mcpServerFor(app, caller, { idempotencyKey })
+        await server.connect(transport)
+        try {
+          return await transport.handleRequest(request)
+        } finally {
+          // Stateless: with JSON responses the answer is complete here, so the per-request server can go.
+          await server.close()
+        }
+      },
+      {
+        beforeHandle: ({ caller }) => requirePermission(caller, 'messaging.run', 'messaging.manage'),
+        parse: 'none',
+        response: { 200: JsonRpc, 202: t.Null({ description: 'Accepted (a notification)' }), ...errors(400, 401, 403, 406, 415) },
+        detail,
+      },
+    )
+    .get(
+      '/mcp',
+      ({ set }) => {
+        // A stateless server has no stream to resume or push on; MCP clients take 405 as "no GET stream".
+        set.status = 405
+        set.headers.allow = 'POST'
+        return { error: 'This MCP endpoint is stateless: send JSON-RPC messages with POST', code: 'METHOD_NOT_ALLOWED' }
+      },
+      {
+        beforeHandle: ({ caller }) => requirePermission(caller, 'messaging.run', 'messaging.manage'),
+        response: { ...errors(401, 403, 405) },
+        detail: { tags: ['MCP'], summary: 'No server-to-client stream: 405', description: 'The endpoint is stateless; there is no standalone SSE stream.' },
+      },
+    )
+    .delete(
+      '/mcp',
+      ({ set }) => {
+        set.status = 405
+        set.headers.allow = 'POST'
+        return { error: 'This MCP endpoint is stateless: there is no session to end', code: 'METHOD_NOT_ALLOWED' }
+      },
+      {
+        beforeHandle: ({ caller }) => requirePermission(caller, 'messaging.run', 'messaging.manage'),
+        response: { ...errors(401, 403, 405) },
+        detail: { tags: ['MCP'], summary: 'No sessions to end: 405', description: 'The endpoint is stateless; there are no sessions.' },
+      },
+    )
