@@ -197,25 +197,17 @@ export async function listOperations(db: Executor, caller: Caller, q: ListOperat
 
 // ---------------------------------------------------------------------------------------- write side
 
-/**
- * Locks accounts in ascending id order. Every ledger path takes account locks this way (after at most one
- * operation lock), so two writers never wait on each other in a cycle. `no key update` is the lock an
- * UPDATE of the balance takes anyway; unlike `for update` it does not block inserts whose foreign key
- * points at the account (new transactions, mesa links).
+/*
+ * Locking discipline of every ledger write: at most one operation row first, then accounts in ascending id
+ * order, so two writers never wait on each other in a cycle. Rows are locked `for no key update`, the lock an
+ * UPDATE of a balance or status takes anyway; unlike `for update` it does not block inserts whose foreign key
+ * points at the row (new transactions on an account, attachments of an operation).
  */
-async function lockAccounts(tx: Tx, ids: number[]) {
-  if (ids.length === 0) return
-  const sorted = [...new Set(ids)].sort((a, b) => a - b)
-  await tx.execute(sql`select id from accounts where id in ${sql`(${sql.join(sorted.map((i) => sql`${i}`), sql`, `)})`} order by id for no key update`)
-}
 
-/** Adds (sign 1) or removes (sign -1) the given transactions' amounts from their accounts, in exact numeric arithmetic. */
-async function moveBalances(tx: Tx, transactionIds: number[], sign: 1 | -1) {
-  if (transactionIds.length === 0) return
-  const ids = sql`(${sql.join(transactionIds.map((i) => sql`${i}`), sql`, `)})`
-  await tx.execute(sql`update accounts a
-    set balance = a.balance + ${sign === 1 ? sql`d.delta` : sql`-d.delta`}, updated_at = now()
-    from (select account_id, sum(amount) as delta from transactions where id in ${ids} group by account_id) d
+/** Adds the new operation's amounts to their (already locked) accounts, in exact numeric arithmetic. */
+async function addToBalances(tx: Tx, operationId: number) {
+  await tx.execute(sql`update accounts a set balance = a.balance + d.delta, updated_at = now()
+    from (select account_id, sum(amount) as delta from transactions where operation_id = ${operationId} group by account_id) d
     where a.id = d.account_id`)
 }
 
@@ -350,80 +342,104 @@ export async function createOperation(tx: Tx, caller: Caller, input: CreateOpera
     )
     .returning()
 
-  if (status === 'completed') await moveBalances(tx, txRows.map((t) => t.id), 1)
+  if (status === 'completed') await addToBalances(tx, op.id)
   await syncMesaLines(tx, companyId, op.id)
   return operationDto(op, [...txRows].sort((a, b) => a.id - b.id), [])
 }
 
-/** The operation row, locked against other status changes; 404 like a read when the caller cannot see it. */
-async function lockOperation(tx: Tx, caller: Caller, id: number) {
-  const [row] = await tx
-    .select({ id: operations.id })
-    .from(operations)
-    .where(and(eq(operations.id, id), eq(operations.companyId, caller.companyId), operationVisible(caller, operations.id)))
-    .for('no key update', { of: operations })
+/**
+ * An id as an SQL literal. A statement with bind parameters and no prepared name costs the driver two round
+ * trips (describe, then execute); one made only of literals costs one. Ids are validated integers, so inlining is safe.
+ */
+function int(n: number): SQL {
+  if (!Number.isSafeInteger(n)) throw new TypeError(`not an integer id: ${n}`)
+  return sql.raw(String(n))
+}
+
+type Transition = {
+  /** The operation status the transition starts from; the stored status is kept in step with the transactions. */
+  allowed: (status: string) => boolean
+  /** Which transactions change. */
+  from: SQL
+  to: 'pending' | 'completed' | 'cancelled'
+  /** Which of the changing transactions currently count in the balances, and whether they start or stop counting. */
+  counted: SQL
+  sign: 1 | -1
+}
+
+/**
+ * One status change of a whole operation. Statements, in this order: lock the operation row (so concurrent
+ * transitions of it serialise; the status read is the latest committed one), lock the accounts it moves in
+ * ascending id order, then flip the transactions, move the balances and store the new operation status in
+ * one statement. Balances change by `balance + amount` in numeric arithmetic, never through JavaScript.
+ */
+async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, refuse: () => ApiError): Promise<number> {
+  const op = int(id)
+  const [row] = rowsOf<{ status: string }>(
+    await tx.execute(sql`select status from operations
+      where id = ${op} and company_id = ${int(caller.companyId)} and ${operationVisible(caller, sql`operations.id`)}
+      for no key update of operations`),
+  )
   if (!row) throw notFound('Operation')
-  // Read after the lock is held: a transition that committed while this one waited is visible here.
-  return tx
-    .select({ id: transactions.id, accountId: transactions.accountId, status: transactions.status })
-    .from(transactions)
-    .where(eq(transactions.operationId, id))
-    .orderBy(asc(transactions.id))
+  if (!rule.allowed(row.status)) throw refuse()
+
+  await tx.execute(sql`select id from accounts
+    where id in (select account_id from transactions where operation_id = ${op} and ${rule.from} and ${rule.counted})
+    order by id for no key update`)
+
+  const [result] = rowsOf<{ changed: number }>(
+    await tx.execute(sql`with prev as (
+        select id, account_id, amount, (${rule.counted}) as counted from transactions where operation_id = ${op} and ${rule.from}
+      ), moved as (
+        update transactions t set status = ${sql.raw(`'${rule.to}'`)}, completed_at = ${rule.to === 'completed' ? sql`now()` : sql`null`},
+          updated_at = now()
+        from prev where t.id = prev.id returning prev.account_id, prev.amount, prev.counted
+      ), delta as (
+        select account_id, sum(amount) as d from moved where counted group by account_id
+      ), balances as (
+        update accounts a set balance = a.balance ${rule.sign === 1 ? sql`+` : sql`-`} delta.d, updated_at = now()
+        from delta where a.id = delta.account_id returning a.id
+      ), stored as (
+        update operations set status = ${sql.raw(`'${rule.to}'`)}, updated_at = now() where id = ${op} returning id
+      )
+      select (select count(*) from moved)::int as changed, (select count(*) from balances) as b, (select count(*) from stored) as o`),
+  )
+  await syncMesaLines(tx, caller.companyId, id)
+  return result.changed
 }
 
-async function setStatuses(tx: Tx, ids: number[], status: 'pending' | 'completed' | 'cancelled') {
-  await tx
-    .update(transactions)
-    .set({ status, completedAt: status === 'completed' ? sql`now()` : null, updatedAt: sql`now()` })
-    .where(inArray(transactions.id, ids))
-}
-
-async function refreshStatus(tx: Tx, companyId: number, id: number) {
-  await tx.execute(sql`update operations set updated_at = now(), status = (
-      select case when bool_and(status = 'pending') then 'pending'
-                  when bool_and(status = 'completed') then 'completed'
-                  when bool_and(status = 'cancelled') then 'cancelled'
-                  else 'mixed' end
-      from transactions where operation_id = ${id})
-    where id = ${id}`)
-  await syncMesaLines(tx, companyId, id)
-}
-
-/** pending → completed for every transaction; only when all are pending. */
+/** pending → completed for every transaction; only when all are pending. Their amounts join the balances. */
 export async function approveOperation(tx: Tx, caller: Caller, id: number) {
-  const txs = await lockOperation(tx, caller, id)
-  if (txs.length === 0 || txs.some((t) => t.status !== 'pending'))
-    throw conflict('NOT_ALL_PENDING', 'Only an operation whose transactions are all pending can be approved')
-  await lockAccounts(tx, txs.map((t) => t.accountId))
-  const ids = txs.map((t) => t.id)
-  await setStatuses(tx, ids, 'completed')
-  await moveBalances(tx, ids, 1)
-  await refreshStatus(tx, caller.companyId, id)
-  return { operation_id: id, message: 'Operation approved', approved_transactions: ids.length }
+  const approved = await transition(
+    tx,
+    caller,
+    id,
+    { allowed: (s) => s === 'pending', from: sql`status = 'pending'`, to: 'completed', counted: sql`true`, sign: 1 },
+    () => conflict('NOT_ALL_PENDING', 'Only an operation whose transactions are all pending can be approved'),
+  )
+  return { operation_id: id, message: 'Operation approved', approved_transactions: approved }
 }
 
 /** completed → pending for every transaction, taking their amounts back out of the balances. */
 export async function revertOperation(tx: Tx, caller: Caller, id: number) {
-  const txs = await lockOperation(tx, caller, id)
-  if (txs.length === 0 || txs.some((t) => t.status !== 'completed'))
-    throw conflict('NOT_ALL_COMPLETED', 'Only an operation whose transactions are all completed can be reverted')
-  await lockAccounts(tx, txs.map((t) => t.accountId))
-  const ids = txs.map((t) => t.id)
-  await moveBalances(tx, ids, -1)
-  await setStatuses(tx, ids, 'pending')
-  await refreshStatus(tx, caller.companyId, id)
-  return { operation_id: id, message: 'Operation reverted to pending', reverted_transactions: ids.length }
+  const reverted = await transition(
+    tx,
+    caller,
+    id,
+    { allowed: (s) => s === 'completed', from: sql`status = 'completed'`, to: 'pending', counted: sql`true`, sign: -1 },
+    () => conflict('NOT_ALL_COMPLETED', 'Only an operation whose transactions are all completed can be reverted'),
+  )
+  return { operation_id: id, message: 'Operation reverted to pending', reverted_transactions: reverted }
 }
 
 /** Every transaction not yet cancelled becomes cancelled; completed ones leave the balances. */
 export async function cancelOperation(tx: Tx, caller: Caller, id: number) {
-  const txs = await lockOperation(tx, caller, id)
-  const live = txs.filter((t) => t.status !== 'cancelled')
-  if (live.length === 0) throw conflict('ALREADY_CANCELLED', 'The operation is already cancelled')
-  const completed = live.filter((t) => t.status === 'completed')
-  await lockAccounts(tx, completed.map((t) => t.accountId))
-  await moveBalances(tx, completed.map((t) => t.id), -1)
-  await setStatuses(tx, live.map((t) => t.id), 'cancelled')
-  await refreshStatus(tx, caller.companyId, id)
-  return { operation_id: id, message: 'Operation cancelled', cancelled_transactions: live.length }
+  const cancelled = await transition(
+    tx,
+    caller,
+    id,
+    { allowed: (s) => s !== 'cancelled', from: sql`status <> 'cancelled'`, to: 'cancelled', counted: sql`status = 'completed'`, sign: -1 },
+    () => conflict('ALREADY_CANCELLED', 'The operation is already cancelled'),
+  )
+  return { operation_id: id, message: 'Operation cancelled', cancelled_transactions: cancelled }
 }
