@@ -20,7 +20,7 @@ class SseReader {
   done = false
   private buf = ''
   private cursor = 0
-  private pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null
+  private pending: ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']> | null = null
   private decoder = new TextDecoder()
 
   constructor(
@@ -57,9 +57,9 @@ class SseReader {
       if (this.done) return false
       const left = deadline - Date.now()
       if (left <= 0) return false
-      this.pending ??= this.reader.read()
+      const read = (this.pending ??= this.reader.read())
       const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), left))
-      const got = await Promise.race([this.pending, timer])
+      const got = await Promise.race([read, timer])
       if (got === 'timeout') return false
       this.pending = null
       if (got.done) {

@@ -7,10 +7,10 @@ import { buildSnapshot, channelOf, liveTokenIds, localDay } from './service'
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(':\n\n')
 const REVOKED = encoder.encode('event: revoked\ndata: {"reason":"revoked"}\n\n')
+/** A client this far behind has stopped reading: it is dropped, and reconnecting gets it a fresh snapshot. */
+const MAX_BACKLOG = 32
 /** Tells EventSource how long to wait before reconnecting. */
 export const RETRY = encoder.encode('retry: 3000\n\n')
-/** A stream whose client stopped reading this far behind is dropped; the client reconnects and resumes from a fresh snapshot. */
-const MAX_BACKLOG = 64
 
 export interface HubOptions {
   /** Comment line to every stream at this interval; also when tokens and snapshots are re-checked in full. */
@@ -28,6 +28,7 @@ export interface Sink {
   enqueue(bytes: Uint8Array): void
   /** Sends `final` if given, then ends the stream; idempotent. */
   end(final?: Uint8Array): void
+  /** Writes the socket has not yet taken. */
   backlog(): number
 }
 

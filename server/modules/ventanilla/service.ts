@@ -416,48 +416,75 @@ export async function liveTokenIds(database: Database, ids: number[]): Promise<S
   return new Set(rows.map((r) => Number(r.id)))
 }
 
+interface SnapshotRow {
+  name: string
+  enabled: boolean
+  company_tz: string
+  display_name: string | null
+  logo_url: string | null
+  show_logo: boolean | null
+  own_tz: string | null
+  ticker_text: string | null
+  announce_sound: boolean | null
+  announce_tts: boolean | null
+  privacy_mode: string | null
+  rates: string
+  services: string
+  calls: string
+  updated_at: string
+}
+
 /**
  * The public snapshot of one company, or null when its module is off. It carries no amounts or balances,
- * and names are already masked by the screen's privacy mode.
+ * and names are already masked by the screen's privacy mode. One statement, so a rebuild is one round trip
+ * and reads one consistent state.
  */
 export async function buildSnapshot(database: Database, companyId: number, now: Date): Promise<Snapshot | null> {
-  const db = database.db
-  const [head] = await db
-    .select({ company: companies, settings: ventanillaSettings })
-    .from(companies)
-    .leftJoin(ventanillaSettings, eq(ventanillaSettings.companyId, companies.id))
-    .where(eq(companies.id, companyId))
-  if (!head?.company.ventanillaEnabled) return null
-  const settings = settingsDto(head.settings ?? undefined, head.company.timezone)
-  const today = localDay(now, settings.timezone)
-
-  const [rates, services, calls, [stamp]] = await Promise.all([
-    listRates(db, companyId),
-    database.rows<{ id: number; name: string; prefix: string; waiting: number }>(
-      sql`select s.id, s.name, s.prefix,
-            (select count(*) from ventanilla_tickets t where t.service_id = s.id and t.status = 'waiting')::int as waiting
-          from ventanilla_services s
-          where s.company_id = ${companyId} and s.deleted_at is null
-          order by s.id`,
-    ),
-    database.rows<{ number: string; customer_name: string | null; desk: string; called_at: string; service: string }>(
-      sql`select t.number, t.customer_name, t.desk, to_json(t.called_at) #>> '{}' as called_at, s.name as service
-          from ventanilla_tickets t join ventanilla_services s on s.id = t.service_id
-          where t.company_id = ${companyId} and t.called_at is not null
-            and t.called_at >= (${today}::date::timestamp at time zone ${settings.timezone})
-          order by t.called_at desc, t.id desc
-          limit 7`,
-    ),
-    database.rows<{ at: string }>(
-      sql`select to_json(greatest(
-            (select updated_at from companies where id = ${companyId}),
-            (select greatest(updated_at, rates_updated_at) from ventanilla_settings where company_id = ${companyId}),
-            (select max(updated_at) from ventanilla_services where company_id = ${companyId}),
-            (select max(updated_at) from ventanilla_tickets where company_id = ${companyId})
-          )) #>> '{}' as at`,
-    ),
-  ])
-
+  const [row] = await database.rows<SnapshotRow>(
+    sql`with head as (
+          select c.id, c.name, c.ventanilla_enabled as enabled, c.timezone as company_tz, c.updated_at as company_updated,
+                 st.display_name, st.logo_url, st.show_logo, st.timezone as own_tz, st.ticker_text, st.announce_sound,
+                 st.announce_tts, st.privacy_mode, st.updated_at as settings_updated, st.rates_updated_at,
+                 coalesce(st.timezone, c.timezone) as tz
+          from companies c left join ventanilla_settings st on st.company_id = c.id
+          where c.id = ${companyId}
+        )
+        select h.name, h.enabled, h.company_tz, h.display_name, h.logo_url, h.show_logo, h.own_tz, h.ticker_text,
+          h.announce_sound, h.announce_tts, h.privacy_mode,
+          (select coalesce(json_agg(json_build_object('currency', r.currency, 'buy', r.buy::text, 'sell', r.sell::text)
+                    order by r.position, r.currency), '[]')::text
+             from ventanilla_rates r where r.company_id = h.id) as rates,
+          (select coalesce(json_agg(json_build_object('id', s.id, 'name', s.name, 'prefix', s.prefix, 'waiting',
+                    (select count(*) from ventanilla_tickets t where t.service_id = s.id and t.status = 'waiting')) order by s.id), '[]')::text
+             from ventanilla_services s where s.company_id = h.id and s.deleted_at is null) as services,
+          (select coalesce(json_agg(x order by x.called_at desc, x.id desc), '[]')::text from (
+             select t.id, t.number, t.customer_name, t.desk, t.called_at, sv.name as service
+             from ventanilla_tickets t join ventanilla_services sv on sv.id = t.service_id
+             where t.company_id = h.id and t.called_at is not null
+               and t.called_at >= ((((${now.toISOString()})::timestamptz at time zone h.tz)::date)::timestamp at time zone h.tz)
+             order by t.called_at desc, t.id desc
+             limit 7) x) as calls,
+          to_json(greatest(h.company_updated, h.settings_updated, h.rates_updated_at,
+            (select max(updated_at) from ventanilla_services where company_id = h.id),
+            (select max(updated_at) from ventanilla_tickets where company_id = h.id))) #>> '{}' as updated_at
+        from head h`,
+  )
+  if (!row?.enabled) return null
+  const settings = settingsDto(
+    {
+      displayName: row.display_name,
+      logoUrl: row.logo_url ?? '',
+      showLogo: row.show_logo ?? false,
+      timezone: row.own_tz,
+      tickerText: row.ticker_text ?? '',
+      announceSound: row.announce_sound ?? true,
+      announceTts: row.announce_tts ?? true,
+      privacyMode: row.privacy_mode ?? 'first_last_initial',
+    } as SettingsRow,
+    row.company_tz,
+  )
+  const calls = JSON.parse(row.calls) as { number: string; customer_name: string | null; desk: string; called_at: string; service: string }[]
+  const services = JSON.parse(row.services) as { id: number; name: string; prefix: string; waiting: number }[]
   const toCall = (c: (typeof calls)[number]): SnapshotCall => ({
     ticket: c.number,
     name: maskName(c.customer_name, settings.privacyMode),
@@ -466,9 +493,9 @@ export async function buildSnapshot(database: Database, companyId: number, now: 
     calledAt: new Date(c.called_at).toISOString(),
   })
   return {
-    companyName: settings.displayName ?? head.company.name,
-    date: today,
-    rates,
+    companyName: settings.displayName ?? row.name,
+    date: localDay(now, settings.timezone),
+    rates: (JSON.parse(row.rates) as { currency: string; buy: string; sell: string }[]).map(rateDto),
     services: services.map((s) => ({ id: Number(s.id), name: s.name, prefix: s.prefix, waiting: Number(s.waiting) })),
     currentCall: calls.length ? toCall(calls[0]) : null,
     recentCalls: calls.slice(1).map(toCall),
@@ -479,6 +506,6 @@ export async function buildSnapshot(database: Database, companyId: number, now: 
     announceSound: settings.announceSound,
     announceTts: settings.announceTts,
     privacyMode: settings.privacyMode,
-    updatedAt: new Date(stamp.at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
   }
 }
