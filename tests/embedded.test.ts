@@ -1,0 +1,97 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { SignJWT } from 'jose'
+import type { Subprocess } from 'bun'
+
+/**
+ * The embedded default as a user meets it: `bun server/main.ts` with no DATABASE_URL and no S3, data under
+ * DATA_DIR. Start, write, stop with SIGTERM, start again on the same directory, read the data back.
+ */
+const ROOT = join(import.meta.dir, '..')
+const SECRET = 'embedded-test-superadmin-secret-0123'
+const EMAIL = 'ops@fos.test'
+const dataDir = mkdtempSync(join(tmpdir(), 'fos-embedded-'))
+const running: Subprocess[] = []
+
+afterAll(() => {
+  for (const p of running) if (p.exitCode === null) p.kill('SIGKILL')
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+function freePort(): number {
+  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
+  const port = probe.port!
+  probe.stop(true)
+  return port
+}
+
+function environment(port: number): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
+  for (const k of ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_BUCKET', 'SIGNING_SECRET', 'SUPERADMIN_JWKS_URL']) delete env[k]
+  return { ...env, PORT: String(port), DATA_DIR: dataDir, SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: EMAIL, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
+}
+
+async function start() {
+  const port = freePort()
+  const proc = Bun.spawn([process.execPath, 'server/main.ts'], { cwd: ROOT, env: environment(port), stdout: 'ignore', stderr: 'pipe' })
+  running.push(proc)
+  const base = `http://127.0.0.1:${port}`
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${await new Response(proc.stderr).text()}`)
+    try {
+      const r = await fetch(`${base}/health`)
+      if (r.status === 200) return { proc, base, health: await r.json() }
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(100)
+  }
+  throw new Error('server did not become healthy')
+}
+
+async function stop(proc: Subprocess) {
+  proc.kill('SIGTERM')
+  return proc.exited
+}
+
+const token = () =>
+  new SignJWT({ email: EMAIL }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(SECRET))
+
+async function call(base: string, method: string, path: string, init: { key?: string; bearer?: string; body?: unknown } = {}) {
+  const headers: Record<string, string> = {}
+  if (init.key) headers['x-api-key'] = init.key
+  if (init.bearer) headers.authorization = `Bearer ${init.bearer}`
+  if (init.body !== undefined) headers['content-type'] = 'application/json'
+  const r = await fetch(`${base}${path}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) })
+  return { status: r.status, body: (await r.json()) as any }
+}
+
+describe('embedded default', () => {
+  test('starts without Postgres, keeps its data across a SIGTERM restart', async () => {
+    const first = await start()
+    expect(first.health).toEqual({ status: 'ok' })
+    const bearer = await token()
+    const company = await call(first.base, 'POST', '/api/superadmin/companies', { bearer, body: { name: 'Casa embebida' } })
+    expect(company.status).toBe(201)
+    const key = await call(first.base, 'POST', `/api/superadmin/companies/${company.body.id}/api-keys`, { bearer, body: { name: 'main' } })
+    expect(key.status).toBe(201)
+    const client = await call(first.base, 'POST', '/api/clients', {
+      key: key.body.key,
+      body: { name: 'Persistente', type: 0, accounts: [{ currency_name: 'USD' }] },
+    })
+    expect(client.status).toBe(201)
+    expect(await stop(first.proc)).toBe(0)
+
+    const second = await start()
+    const list = await call(second.base, 'GET', '/api/clients', { key: key.body.key })
+    expect(list.status).toBe(200)
+    expect(list.body.count).toBe(1)
+    expect(list.body.data[0]).toEqual(client.body)
+    const trail = await call(second.base, 'GET', '/api/audit-logs?table=client', { key: key.body.key })
+    expect(trail.body.data.map((e: any) => e.entity_id)).toEqual([client.body.id])
+    expect(await stop(second.proc)).toBe(0)
+  }, 180_000)
+})
