@@ -113,6 +113,33 @@ describe('mesas: module flag, auth and permissions', () => {
     expect((await d.t.request('GET', '/api/mesas', { key: d.c.key })).body).toEqual({ data: [] })
   })
 
+  test('the OpenAPI document describes every mesa route', async () => {
+    const t = await testApp()
+    const doc = await t.request('GET', '/openapi.json')
+    expect(doc.status).toBe(200)
+    const paths = doc.body.paths as Record<string, Record<string, unknown>>
+    const mesaRoutes = Object.entries(paths)
+      .filter(([p]) => p.startsWith('/api/mesas'))
+      .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`))
+      .sort()
+    expect(mesaRoutes).toEqual(
+      [
+        'GET /api/mesas',
+        'POST /api/mesas',
+        'GET /api/mesas/{id}',
+        'PATCH /api/mesas/{id}',
+        'DELETE /api/mesas/{id}',
+        'GET /api/mesas/{id}/infer',
+        'POST /api/mesas/{id}/infer',
+        'GET /api/mesas/{id}/lines',
+        'POST /api/mesas/{id}/lines',
+        'DELETE /api/mesas/{id}/lines/{lineId}',
+        'GET /api/mesas/{id}/suggestions',
+        'GET /api/mesas/{id}/position',
+      ].sort(),
+    )
+  })
+
   test('mesas.view reads, mesas.manage writes, nothing else gets in', async () => {
     const d = await desk()
     const m = await mesa(d)
