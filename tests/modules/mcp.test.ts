@@ -93,6 +93,15 @@ describe('MCP server', () => {
     expect(ok.status).toBe(200)
     expect((await ok.json()).result.capabilities.tools).toBeDefined()
     expect((await fetch(`${base}/api/mcp`, { headers: { 'x-api-key': w.c.key, accept: 'text/event-stream' } })).status).toBe(405)
+    // Transport-level rejections keep the API's error shape.
+    const garbage = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { ...headers, 'x-api-key': w.c.key }, body: '{not json' })
+    expect(garbage.status).toBe(400)
+    expect((await garbage.json()).code).toBe('VALIDATION_ERROR')
+    const noAccept = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': w.c.key }, body: JSON.stringify(init) })
+    expect(noAccept.status).toBe(406)
+    expect(Object.keys(await noAccept.json()).sort()).toEqual(['code', 'error'])
+    const text = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain', 'x-api-key': w.c.key }, body: 'hola' })
+    expect([text.status, (await text.json()).code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE'])
     await expect(connect(viewer.key)).rejects.toThrow()
   })
 

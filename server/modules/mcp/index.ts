@@ -9,12 +9,36 @@ const detail = {
   tags: ['MCP'],
   summary: 'Model Context Protocol endpoint (Streamable HTTP) for the messaging tools',
   description: [
-    'JSON-RPC 2.0 over the MCP Streamable HTTP transport, stateless: every POST is answered on its own with `application/json`.',
+    'JSON-RPC 2.0 over the MCP Streamable HTTP transport, stateless: every POST is answered on its own with `application/json` (a notification alone gets 202 with no body).',
     'Auth: `x-api-key` (401 without a valid key); needs `messaging.run` or `messaging.manage` (else 403).',
     '`tools/list` gives the company\'s enabled, live tools (name = slug, input schema from `parameter_schema`);',
     '`tools/call` runs one as `POST /api/messaging/tools/{id}/run` does, with `requested_by` from `_meta.requested_by` or an argument `requested_by`.',
     'The optional `Idempotency-Key` header (or `_meta.idempotency_key` of a call) makes calls replayable. See docs/mcp.md.',
   ].join(' '),
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': {
+        schema: { type: 'object', additionalProperties: true, description: 'A JSON-RPC 2.0 request, notification or batch of the MCP protocol' },
+      },
+    },
+  },
+}
+
+const TRANSPORT_CODES: Record<number, string> = { 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' }
+
+/**
+ * The transport answers HTTP-level rejections (bad Accept or Content-Type, unparsable JSON-RPC) with a
+ * JSON-RPC error body; the API promises `{ error, code }` for every error, so those are rewritten.
+ * JSON-RPC errors inside a 200 answer are protocol results and stay as they are.
+ */
+async function apiError(res: Response): Promise<Response> {
+  const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null
+  const message = body?.error?.message ?? (res.statusText || 'Invalid MCP request')
+  return new Response(JSON.stringify({ error: message, code: TRANSPORT_CODES[res.status] ?? 'VALIDATION_ERROR' }), {
+    status: res.status,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  })
 }
 
 const JsonRpc = t.Object({}, { additionalProperties: true, description: 'A JSON-RPC 2.0 message (or batch) of the MCP protocol' })
@@ -30,7 +54,8 @@ export const mcpModule = (app: AppContext) =>
         const server = mcpServerFor(app, caller, { idempotencyKey })
         await server.connect(transport)
         try {
-          return await transport.handleRequest(request)
+          const res = await transport.handleRequest(request)
+          return res.status >= 400 ? await apiError(res) : res
         } finally {
           // Stateless: with JSON responses the answer is complete here, so the per-request server can go.
           await server.close()
@@ -39,7 +64,7 @@ export const mcpModule = (app: AppContext) =>
       {
         beforeHandle: ({ caller }) => requirePermission(caller, 'messaging.run', 'messaging.manage'),
         parse: 'none',
-        response: { 200: JsonRpc, 202: t.Null({ description: 'Accepted (a notification)' }), ...errors(400, 401, 403, 406, 415) },
+        response: { 200: JsonRpc, ...errors(400, 401, 403, 406, 413, 415) },
         detail,
       },
     )

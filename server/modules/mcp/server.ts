@@ -88,7 +88,7 @@ const toolError = (tool: ToolRow | null, e: ApiError): CallToolResult => ({
 const MAX_ID = 2147483647
 const optionalId = (v: unknown) => v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_ID)
 
-/** `requested_by` from the call's metadata or arguments, checked like the REST body; undefined when absent. */
+/** `requested_by` from the call's metadata or arguments, checked like the REST body; null when absent. */
 function requester(raw: unknown): RunInput['requested_by'] | ApiError {
   if (raw === undefined || raw === null) return null
   const r = raw as Record<string, unknown>
