@@ -1,6 +1,7 @@
 import { boolean, index, integer, pgTable, serial, text, timestamp } from 'drizzle-orm/pg-core'
 import { companyId, money, timestamps } from './columns'
 import { accounts, clients } from './clients'
+import { costCenters } from './cost-centers'
 
 export const operationTypes = pgTable(
   'operation_types',
@@ -34,7 +35,7 @@ export const operations = pgTable(
     companyId: companyId(),
     operationTypeId: integer('operation_type_id').notNull().references(() => operationTypes.id),
     clientId: integer('client_id').references(() => clients.id),
-    costCenterId: integer('cost_center_id'),
+    costCenterId: integer('cost_center_id').references(() => costCenters.id),
     description: text('description').notNull().default(''),
     date: timestamp('date', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     /** Derived from the transactions (pending | completed | cancelled | mixed); kept in step in the same database transaction. */

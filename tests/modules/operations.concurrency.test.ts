@@ -1,4 +1,4 @@
-import { describe, expect } from 'bun:test'
+import { beforeAll, describe, expect } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { postgresTest, testApp } from '../helpers'
 import { balanceOf, ledgerCheck, ledgerSetup, seedClient } from './operations.fixtures'
@@ -14,6 +14,11 @@ function prng(seed: number) {
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296
   }
 }
+
+// Building the shared app (migrations included) can take long on a busy machine; it is not a test's own time.
+beforeAll(async () => {
+  await testApp()
+}, 120_000)
 
 describe('operations under concurrency', () => {
   postgresTest('20 concurrent approves of one operation: exactly one 200, balance moved once', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { testApp, type TestApp } from '../helpers'
 import { balanceOf, ledgerSetup, seedClient } from './operations.fixtures'
@@ -20,6 +20,11 @@ function twoLegs(s: Setup, amount: string | number = '100.5', extra: Record<stri
 async function create(t: TestApp, key: string, body: unknown, headers?: Record<string, string>) {
   return t.request('POST', '/api/operations', { key, body, headers })
 }
+
+// Building the shared app (migrations included) can take long on a busy machine; it is not a test's own time.
+beforeAll(async () => {
+  await testApp()
+}, 120_000)
 
 describe('operation and transaction types', () => {
   test('create and list, company-scoped, validated', async () => {
@@ -377,5 +382,35 @@ describe('operations ledger', () => {
     expect(actions('operations')).toEqual(['create', 'update', 'revert', 'cancel'])
     expect(actions('transactions')).toEqual(['create', 'create', 'update', 'update', 'revert', 'revert', 'cancel', 'cancel'])
     expect(rows.every((r) => r.actor_email === emp.email && r.company_id === s.c.id)).toBe(true)
+  })
+
+  test('an operation embeds its attachments with signed links', async () => {
+    const t = await testApp()
+    const s = await ledgerSetup(t)
+    const op = (await create(t, s.c.key, twoLegs(s))).body.id
+    const form = new FormData()
+    form.append('file', new Blob(['recibo'], { type: 'text/plain' }), 'recibo.txt')
+    const up = await t.request('POST', `/api/operations/${op}/attachments`, { key: s.c.key, raw: form })
+    expect(up.status).toBe(201)
+    const got = await t.request('GET', `/api/operations/${op}`, { key: s.c.key })
+    expect(got.body.attachments).toEqual([expect.objectContaining({ id: up.body.id, file_name: 'recibo.txt', signed_url: expect.any(String) })])
+    const listed = await t.request('GET', '/api/operations', { key: s.c.key })
+    expect(listed.body.data[0].attachments.map((a: any) => a.id)).toEqual([up.body.id])
+  })
+
+  test('cost_center_id must name a cost center of the company', async () => {
+    const t = await testApp()
+    const s = await ledgerSetup(t)
+    const other = await ledgerSetup(t)
+    const mine = await t.request('POST', '/api/cost-centers', { key: s.c.key, body: { name: 'Sueldos', client_id: s.cli.id, default_currency: 'ARS' } })
+    expect(mine.status).toBe(201)
+    const theirs = await t.request('POST', '/api/cost-centers', { key: other.c.key, body: { name: 'Otro', client_id: other.cli.id, default_currency: 'ARS' } })
+    expect(theirs.status).toBe(201)
+    const ok = await create(t, s.c.key, twoLegs(s, '1', { cost_center_id: mine.body.id }))
+    expect(ok.status).toBe(201)
+    expect(ok.body.cost_center_id).toBe(mine.body.id)
+    const foreign = await create(t, s.c.key, twoLegs(s, '1', { cost_center_id: theirs.body.id }))
+    expect(foreign.status).toBe(422)
+    expect(foreign.body.code).toBe('UNKNOWN_COST_CENTER')
   })
 })

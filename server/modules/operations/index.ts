@@ -110,7 +110,7 @@ export const operationsModule = (app: AppContext) =>
       '/operations',
       ({ caller, query }) => {
         requirePermission(caller, 'operations.view')
-        return listOperations(app.db, caller, query)
+        return listOperations(app.db, caller, query, app.store)
       },
       {
         query: OperationModel.listQuery,
@@ -126,7 +126,7 @@ export const operationsModule = (app: AppContext) =>
       '/operations/:id',
       ({ caller, params }) => {
         requirePermission(caller, 'operations.view')
-        return getOperation(app.db, caller, params.id)
+        return getOperation(app.db, caller, params.id, app.store)
       },
       {
         params: IdParams,

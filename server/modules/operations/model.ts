@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { DateTime, Money, Pagination, pageQuery } from '../../lib/models'
+import { AttachmentModel } from '../attachments/model'
 
 const RefId = t.Integer({ minimum: 1, maximum: 2147483647 })
 const Kind = t.Union([t.Literal('up_down'), t.Literal('other'), t.Literal('exchange'), t.Literal('budget')])
@@ -42,8 +43,6 @@ const transaction = t.Object({
   updated_at: DateTime,
 })
 
-/** Attachments are described by their own module; the ledger only embeds them. */
-const attachment = t.Object({}, { additionalProperties: true })
 
 const operation = t.Object({
   id: t.Integer(),
@@ -58,7 +57,7 @@ const operation = t.Object({
   created_at: DateTime,
   updated_at: DateTime,
   transactions: t.Array(transaction),
-  attachments: t.Array(attachment),
+  attachments: t.Array(AttachmentModel.attachment),
 })
 
 export const OperationModel = {

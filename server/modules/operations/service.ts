@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
-import { accounts, clients, operations, operationTypes, transactions, transactionTypes } from '../../../db/schema'
+import { accounts, clients, costCenters, operations, operationTypes, transactions, transactionTypes } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../plugins/database'
 import { clientScope, type Caller } from '../../plugins/auth'
 import { ApiError, conflict, forbidden, invalid, notFound, unprocessable } from '../../lib/errors'
@@ -7,6 +7,8 @@ import { iso } from '../../lib/models'
 import { dec, isFiniteDecimal, toJson, toMoney } from '../../lib/money'
 import { operationVisible } from '../../lib/scope'
 import { syncMesaLines } from '../mesas/feed'
+import { attachmentDtosByOperation } from '../attachments/service'
+import type { BlobStore } from '../../plugins/storage'
 import type { CreateOperationInput, OperationDto } from './model'
 
 export type { CreateOperationInput, OperationDto } from './model'
@@ -106,21 +108,24 @@ function operationDto(op: OperationRow, txs: TransactionRow[], attachments: unkn
   }
 }
 
-/** Full records of already-authorised operation rows, transactions in creation order. */
-async function hydrate(db: Executor, rows: OperationRow[]): Promise<OperationDto[]> {
+/**
+ * Full records of already-authorised operation rows, transactions in creation order. Attachments carry
+ * signed links, so they are listed only when a store to sign with is given.
+ */
+async function hydrate(db: Executor, companyId: number, rows: OperationRow[], store?: BlobStore): Promise<OperationDto[]> {
   if (rows.length === 0) return []
-  const txs = await db
-    .select()
-    .from(transactions)
-    .where(inArray(transactions.operationId, rows.map((r) => r.id)))
-    .orderBy(asc(transactions.id))
+  const ids = rows.map((r) => r.id)
+  const [txs, files] = await Promise.all([
+    db.select().from(transactions).where(inArray(transactions.operationId, ids)).orderBy(asc(transactions.id)),
+    store ? attachmentDtosByOperation(db, store, companyId, ids) : undefined,
+  ])
   const byOp = new Map<number, TransactionRow[]>()
   for (const t of txs) {
     const list = byOp.get(t.operationId)
     if (list) list.push(t)
     else byOp.set(t.operationId, [t])
   }
-  return rows.map((r) => operationDto(r, byOp.get(r.id) ?? [], []))
+  return rows.map((r) => operationDto(r, byOp.get(r.id) ?? [], files?.get(r.id) ?? []))
 }
 
 async function visibleRow(db: Executor, caller: Caller, id: number): Promise<OperationRow> {
@@ -132,8 +137,9 @@ async function visibleRow(db: Executor, caller: Caller, id: number): Promise<Ope
   return row
 }
 
-export async function getOperation(db: Executor, caller: Caller, id: number): Promise<OperationDto> {
-  const [dto] = await hydrate(db, [await visibleRow(db, caller, id)])
+/** One visible operation; pass the store to include its attachments with fresh signed links. */
+export async function getOperation(db: Executor, caller: Caller, id: number, store?: BlobStore): Promise<OperationDto> {
+  const [dto] = await hydrate(db, caller.companyId, [await visibleRow(db, caller, id)], store)
   return dto
 }
 
@@ -164,7 +170,7 @@ export interface ListOperationsQuery {
   to?: string
 }
 
-export async function listOperations(db: Executor, caller: Caller, q: ListOperationsQuery) {
+export async function listOperations(db: Executor, caller: Caller, q: ListOperationsQuery, store?: BlobStore) {
   const page = q.page ?? 1
   const pageSize = q.pageSize ?? 50
   const conds: SQL[] = [eq(operations.companyId, caller.companyId), operationVisible(caller, operations.id)]
@@ -190,7 +196,7 @@ export async function listOperations(db: Executor, caller: Caller, q: ListOperat
     .limit(pageSize)
     .offset((page - 1) * pageSize)
   return {
-    data: await hydrate(db, rows),
+    data: await hydrate(db, caller.companyId, rows, store),
     pagination: { page, pageSize, total, totalPages: Math.ceil(total / pageSize) },
   }
 }
@@ -227,12 +233,11 @@ function unknownRefs(code: 'UNKNOWN_ACCOUNT' | 'UNKNOWN_TRANSACTION_TYPE', field
 }
 
 async function costCenterExists(tx: Tx, companyId: number, id: number): Promise<boolean> {
-  const [table] = rowsOf<{ present: boolean }>(await tx.execute(sql`select to_regclass('cost_centers') is not null as present`))
-  if (!table?.present) return false
-  const rows = rowsOf<{ found: boolean }>(
-    await tx.execute(sql`select exists (select 1 from cost_centers where id = ${id} and company_id = ${companyId}) as found`),
-  )
-  return Boolean(rows[0]?.found)
+  const [row] = await tx
+    .select({ id: costCenters.id })
+    .from(costCenters)
+    .where(and(eq(costCenters.id, id), eq(costCenters.companyId, companyId)))
+  return row !== undefined
 }
 
 /**
