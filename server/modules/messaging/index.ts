@@ -78,7 +78,7 @@ export const messagingModule = (app: AppContext) =>
         detail: detail(
           'Run a messaging tool',
           'Needs `messaging.run` or `messaging.manage`. Merges the fixed config with `parameters` (each checked by its declared type; ' +
-            'missing or invalid → 422 `INVALID_PARAMETERS`, `details` naming each field key and label), creates a pending operation and a draft. ' +
+            'missing or invalid → 422 `INVALID_PARAMETERS`, `details` naming each field key and label; keys the tool does not declare are ignored, so a bot cannot override fixed settings), creates a pending operation and a draft. ' +
             'Disabled tool → 409 `TOOL_DISABLED`. The audit rows of the operation and its transactions carry `channel` and `channel_detail.requested_by`.',
         ),
       },
