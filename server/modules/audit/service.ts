@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, isNull, is, sql, type SQL } from 'drizzle-orm'
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core'
 import * as schema from '../../../db/schema'
 import { auditLogs, employees } from '../../../db/schema'
-import type { Executor } from '../../plugins/database'
+import { rowsOf, type Executor } from '../../plugins/database'
 import { clientScope, type Caller } from '../../plugins/auth'
 import { invalid } from '../../lib/errors'
 import { pagination } from '../../lib/models'
@@ -125,23 +125,48 @@ export async function listAuditLogs(db: Executor, caller: Caller, q: AuditQuery)
     )
   }
 
-  // The page is read newest first straight off an index whose leading columns are the equality filters:
-  // (company_id, created_at, id) with no table, (company_id, entity, action, created_at, id) with table and
-  // action, (company_id, actor_email, created_at) with an employee. The exact total runs the same predicate
-  // as a bare count(*), so Postgres counts entries of that index range (index-only where the visibility map
-  // allows) instead of fetching and decoding the jsonb snapshots.
   const filter = and(...where)
-  const rows = await db
-    .select()
-    .from(auditLogs)
-    .where(filter)
-    .orderBy(desc(auditLogs.createdAt), desc(auditLogs.id))
-    .limit(pageSize)
-    .offset((page - 1) * pageSize)
+  const offset = (page - 1) * pageSize
+  const rows =
+    table && !q.action && !clientScope(caller)
+      ? await pageAcrossActions(db, filter, pageSize, offset)
+      : await db
+          .select()
+          .from(auditLogs)
+          .where(filter)
+          .orderBy(desc(auditLogs.createdAt), desc(auditLogs.id))
+          .limit(pageSize)
+          .offset(offset)
+  // The exact total is a bare count(*) of the same predicate. Every filter but channel is a key column of an
+  // audit index (company_id, entity, action, created_at / actor_email), so Postgres counts index entries of
+  // just the matching range (index-only, no jsonb snapshot is read) instead of visiting the table.
   const [{ total }] = await db.select({ total: sql<number>`count(*)`.mapWith(Number) }).from(auditLogs).where(filter)
 
   const actors = await currentEmployees(db, caller.companyId, rows)
   return { data: rows.map((r) => entryDto(r, actors)), pagination: pagination(page, pageSize, total) }
+}
+
+const ACTIONS = ['create', 'update', 'cancel', 'revert', 'delete']
+
+/**
+ * A table filter without an action: the (company_id, entity, action, created_at, id) index yields rows in time
+ * order only within one action, so each action is read newest-first off its own index range (at most
+ * offset+limit entries each) and the short lists are merged. A plain `order by` here would either sort every
+ * row of the table or walk the whole company's history skipping other tables.
+ */
+async function pageAcrossActions(db: Executor, filter: SQL | undefined, limit: number, offset: number): Promise<Row[]> {
+  const branches = ACTIONS.map(
+    (action) => sql`(select id, created_at from audit_logs where ${filter} and action = ${action}
+      order by created_at desc, id desc limit ${offset + limit})`,
+  )
+  const picked = await db.execute(
+    sql`select id from (${sql.join(branches, sql` union all `)}) merged order by created_at desc, id desc limit ${limit} offset ${offset}`,
+  )
+  const ids = rowsOf<{ id: string | number }>(picked).map((r) => Number(r.id))
+  if (ids.length === 0) return []
+  const full = await db.select().from(auditLogs).where(inArray(auditLogs.id, ids))
+  const byId = new Map(full.map((r) => [r.id, r]))
+  return ids.map((id) => byId.get(id)!)
 }
 
 async function currentEmployees(db: Executor, companyId: number, rows: Row[]) {

@@ -91,21 +91,18 @@ export async function listClients(
   const where: (SQL | undefined)[] = [live(caller)]
   if (q.type !== undefined) where.push(eq(clients.type, q.type))
   if (q.description) where.push(sql`${clients.description} ilike ${`%${likeLiteral(q.description)}%`}`)
-  // The total rides along with the page as a window count, so a normal page is one query; only a page past
-  // the end (no row to carry it) needs a separate count.
+  // Two lean queries rather than a window count: the page reads only offset+limit rows off the
+  // (company_id[, type], name, id) index, and the count can be answered from that index alone.
+  const filter = and(...where)
   const rows = await db
-    .select({ client: clients, total: sql<number>`count(*) over ()`.mapWith(Number) })
+    .select()
     .from(clients)
-    .where(and(...where))
+    .where(filter)
     .orderBy(sql`${clients.name} collate "C"`, asc(clients.id))
     .limit(pageSize)
     .offset((page - 1) * pageSize)
-  let count = rows[0]?.total ?? 0
-  if (rows.length === 0 && page > 1) {
-    const [row] = await db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(clients).where(and(...where))
-    count = row.n
-  }
-  return { data: await withChildren(db, rows.map((r) => r.client)), count }
+  const [{ count }] = await db.select({ count: sql<number>`count(*)`.mapWith(Number) }).from(clients).where(filter)
+  return { data: await withChildren(db, rows), count }
 }
 
 async function clientRow(db: Executor, caller: Caller, id: number, lock = false) {
