@@ -209,6 +209,8 @@ describe('operations ledger', () => {
     expect(list.body.pagination.total).toBe(0)
     expect((await t.request('GET', '/api/operations?pageSize=201', { key: s.c.key })).status).toBe(400)
     expect((await t.request('GET', '/api/operations?status=weird', { key: s.c.key })).body.code).toBe('VALIDATION_ERROR')
+    expect((await t.request('GET', '/api/operations?client_id=1e3', { key: s.c.key })).body.code).toBe('VALIDATION_ERROR')
+    expect((await t.request('GET', '/api/operations?from=someday', { key: s.c.key })).body.code).toBe('VALIDATION_ERROR')
     expect((await t.request('GET', '/api/operations/abc', { key: s.c.key })).body.code).toBe('INVALID_ID')
     expect((await t.request('POST', '/api/operations/0/approve', { key: s.c.key })).body.code).toBe('INVALID_ID')
   })

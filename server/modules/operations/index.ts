@@ -118,7 +118,7 @@ export const operationsModule = (app: AppContext) =>
         detail: {
           tags: ['Operations'],
           summary: 'List operations, newest `date` first',
-          description: `Needs \`operations.view\`. \`from\`/\`to\` bound \`date\` inclusively; date-only values are days in the company time zone. ${SCOPE_NOTE}`,
+          description: `Needs \`operations.view\`. \`client_id\` keeps operations whose client is that one or that move one of its accounts. \`from\`/\`to\` bound \`date\` inclusively; date-only values are days in the company time zone. ${SCOPE_NOTE}`,
         },
       },
     )

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, Money, Pagination, pageQuery } from '../../lib/models'
+import { DateTime, Id, Money, Pagination, pageQuery } from '../../lib/models'
 import { AttachmentModel } from '../attachments/model'
 
 const RefId = t.Integer({ minimum: 1, maximum: 2147483647 })
@@ -104,7 +104,7 @@ export const OperationModel = {
     {
       ...pageQuery(200),
       status: t.Optional(opStatus('Derived operation status')),
-      client_id: t.Optional(t.Numeric({ minimum: 1, maximum: 2147483647, multipleOf: 1, description: 'Operations whose client is this one or that move one of its accounts' })),
+      client_id: t.Optional(Id),
       from: t.Optional(DateInput),
       to: t.Optional(
         t.Union([t.String({ format: 'date-time' }), t.String({ format: 'date' })], {
