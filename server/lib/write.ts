@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { idempotencyKeys } from '../../db/schema'
-import type { Tx } from '../plugins/database'
+import type { Db, Tx } from '../plugins/database'
 import type { Caller } from '../plugins/auth'
 import type { AppContext } from '../context'
 import { conflict, invalid } from './errors'
@@ -13,8 +13,15 @@ export interface WriteOptions {
 }
 
 /**
+ * The role a tenant transaction acts as (db/sql/rls.sql): neither owner nor superuser, so the row-level
+ * policies confine every statement of the transaction to `app.company_id`, even one that forgets its filter.
+ */
+export const TENANT_ROLE = 'fos_app'
+
+/**
  * Every change runs here: one database transaction that first tells the audit trigger who is acting.
  * A company key has no email, so its audit actor stays null.
+ * `set_config('role', …, true)` is `SET LOCAL ROLE`, sent in the same round trip; it ends with the transaction.
  */
 export async function write<T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) {
   return app.db.transaction(async (tx) => {
@@ -22,9 +29,24 @@ export async function write<T>(app: AppContext, caller: Caller, fn: (tx: Tx) => 
       set_config('app.actor_email', ${caller.employee?.email ?? ''}, true),
       set_config('app.channel', ${opts.channel ?? ''}, true),
       set_config('app.channel_detail', ${opts.channelDetail ? JSON.stringify(opts.channelDetail) : ''}, true),
-      set_config('app.company_id', ${String(caller.companyId)}, true)`)
+      set_config('app.company_id', ${String(caller.companyId)}, true),
+      set_config('role', ${TENANT_ROLE}, true)`)
     return fn(tx)
   })
+}
+
+/**
+ * A read-only, repeatable-read snapshot of one company (figures that must agree with each other),
+ * confined by the same policies as a write.
+ */
+export async function readSnapshot<T>(db: Db, companyId: number, fn: (tx: Tx) => Promise<T>) {
+  return db.transaction(
+    async (tx) => {
+      await tx.execute(sql`select set_config('app.company_id', ${String(companyId)}, true), set_config('role', ${TENANT_ROLE}, true)`)
+      return fn(tx)
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  )
 }
 
 const RETENTION_MS = 24 * 60 * 60 * 1000

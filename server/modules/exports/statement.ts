@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context'
+import { readSnapshot } from '../../lib/write'
 import { csvRecord, safeText } from './csv'
 import { CSV_COLUMNS } from './model'
 import { accountRows, resolveRange, statementAccounts, statementClient, type StatementReader } from './service'
@@ -11,46 +12,43 @@ const millis = (instant: string | null) => instant && instant.replace(/(\.\d{3})
 export async function jsonStatement(app: AppContext, reader: StatementReader, clientId: number, from?: string, to?: string) {
   const client = await statementClient(app.db, reader, clientId)
   const range = await resolveRange(app.database, reader.companyId, from, to)
-  return app.db.transaction(
-    async (tx) => {
-      const accounts = await statementAccounts(app.database, tx, reader.companyId, clientId, range)
-      const out = []
-      for (const account of accounts) {
-        const transactions = []
-        let closing = account.opening_balance
-        for await (const batch of accountRows(app.database, tx, account, range)) {
-          for (const row of batch) {
-            transactions.push({
-              id: row.transaction_id,
-              operation_id: row.operation_id,
-              completed_at: row.completed_at,
-              description: row.description,
-              amount: num(row.amount),
-              running_balance: num(row.running_balance),
-            })
-            closing = row.running_balance
-          }
+  return readSnapshot(app.db, reader.companyId, async (tx) => {
+    const accounts = await statementAccounts(app.database, tx, reader.companyId, clientId, range)
+    const out = []
+    for (const account of accounts) {
+      const transactions = []
+      let closing = account.opening_balance
+      for await (const batch of accountRows(app.database, tx, account, range)) {
+        for (const row of batch) {
+          transactions.push({
+            id: row.transaction_id,
+            operation_id: row.operation_id,
+            completed_at: row.completed_at,
+            description: row.description,
+            amount: num(row.amount),
+            running_balance: num(row.running_balance),
+          })
+          closing = row.running_balance
         }
-        out.push({
-          id: account.id,
-          name: account.name,
-          currency_name: account.currency_name,
-          balance: num(account.balance),
-          opening_balance: num(account.opening_balance),
-          closing_balance: num(closing),
-          transactions,
-        })
       }
-      return {
-        client: { id: client.id, name: client.name, type: client.type },
-        timezone: range.timezone,
-        from: millis(range.from),
-        until: millis(range.until),
-        accounts: out,
-      }
-    },
-    { isolationLevel: 'repeatable read', accessMode: 'read only' },
-  )
+      out.push({
+        id: account.id,
+        name: account.name,
+        currency_name: account.currency_name,
+        balance: num(account.balance),
+        opening_balance: num(account.opening_balance),
+        closing_balance: num(closing),
+        transactions,
+      })
+    }
+    return {
+      client: { id: client.id, name: client.name, type: client.type },
+      timezone: range.timezone,
+      from: millis(range.from),
+      until: millis(range.until),
+      accounts: out,
+    }
+  })
 }
 
 /**

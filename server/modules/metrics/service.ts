@@ -3,6 +3,7 @@ import { companies, mesas } from '../../../db/schema'
 import type { Database, Executor } from '../../plugins/database'
 import { requirePermission, type Caller } from '../../plugins/auth'
 import { D, type Dec } from '../../lib/money'
+import { readSnapshot } from '../../lib/write'
 import { computePosition, type CostingMethod } from '../mesas/costing'
 import { mesaTrades } from '../mesas/service'
 
@@ -113,21 +114,18 @@ async function costCenters(database: Database, db: Executor, companyId: number, 
 /** Today's cards, read in one snapshot so the figures agree with each other. */
 export async function homeMetrics(database: Database, caller: Caller, now: Date) {
   requirePermission(caller, 'metrics.view')
-  return database.db.transaction(
-    async (tx) => {
-      const [company] = await tx
-        .select({ timezone: companies.timezone, mesasEnabled: companies.mesasEnabled })
-        .from(companies)
-        .where(eq(companies.id, caller.companyId))
-      const date = localDate(now, company.timezone)
-      const { day, month } = await localPeriods(database, tx, date, company.timezone)
-      return {
-        date,
-        dayPnl: company.mesasEnabled ? await dayPnl(tx, caller.companyId, day) : [],
-        commissions: await commissions(database, tx, caller.companyId, day),
-        costCenters: await costCenters(database, tx, caller.companyId, date, month),
-      }
-    },
-    { isolationLevel: 'repeatable read', accessMode: 'read only' },
-  )
+  return readSnapshot(database.db, caller.companyId, async (tx) => {
+    const [company] = await tx
+      .select({ timezone: companies.timezone, mesasEnabled: companies.mesasEnabled })
+      .from(companies)
+      .where(eq(companies.id, caller.companyId))
+    const date = localDate(now, company.timezone)
+    const { day, month } = await localPeriods(database, tx, date, company.timezone)
+    return {
+      date,
+      dayPnl: company.mesasEnabled ? await dayPnl(tx, caller.companyId, day) : [],
+      commissions: await commissions(database, tx, caller.companyId, day),
+      costCenters: await costCenters(database, tx, caller.companyId, date, month),
+    }
+  })
 }

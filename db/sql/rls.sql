@@ -1,0 +1,67 @@
+-- Repeatable: applied after the migrations and audit.sql at every start, under the same advisory lock.
+-- Row-level security as a second line behind the application's company filters: every write transaction
+-- (server/lib/write.ts) sets `app.company_id` and then acts as `fos_app`, a role that owns nothing and
+-- bypasses nothing, so the database itself confines what that transaction can read or change to one company.
+-- The connecting role stays the owner outside those transactions (owners bypass RLS without FORCE): the
+-- superadmin routes, the start-up routines and the migrations are not tenant work.
+
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'fos_app') THEN
+    CREATE ROLE fos_app NOLOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOINHERIT;
+  END IF;
+EXCEPTION
+  -- Roles are cluster-wide: another database of the same cluster may be creating it at this very moment.
+  WHEN duplicate_object OR unique_violation THEN NULL;
+END
+$$;
+
+-- The connecting role must be able to SET ROLE to it (a superuser always can).
+DO $$
+BEGIN
+  IF NOT pg_has_role(current_user, 'fos_app', 'MEMBER') THEN
+    EXECUTE format('GRANT fos_app TO %I', current_user);
+  END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION rls_attach_all() RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  r record;
+  tenant text := 'nullif(current_setting(''app.company_id'', true), '''')::integer';
+BEGIN
+  -- Re-granted at every start so a table added by a later migration is usable by the role at once.
+  EXECUTE format('GRANT USAGE ON SCHEMA %I TO fos_app', current_schema());
+  EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO fos_app', current_schema());
+  EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA %I TO fos_app', current_schema());
+  -- The trail is append-only for the application, whatever its trigger says.
+  IF to_regclass('audit_logs') IS NOT NULL THEN
+    REVOKE UPDATE, DELETE ON audit_logs FROM fos_app;
+  END IF;
+
+  -- Same discovery as audit_attach_all, plus the audit trail and idempotency claims, which are per company too.
+  FOR r IN
+    SELECT c.oid, c.relname AS tbl, c.relrowsecurity AS enabled,
+           CASE WHEN c.relname = 'companies' THEN 'id' ELSE 'company_id' END AS company_col
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = current_schema()
+       AND c.relkind IN ('r', 'p')
+       AND (c.relname = 'companies' OR EXISTS (
+             SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'company_id' AND NOT a.attisdropped))
+  LOOP
+    -- Checked first so a restart takes no table locks when nothing changed.
+    IF NOT r.enabled THEN
+      EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', r.tbl);
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = r.oid AND p.polname = 'tenant_isolation') THEN
+      EXECUTE format(
+        'CREATE POLICY tenant_isolation ON %I AS PERMISSIVE FOR ALL TO fos_app USING (%I = %s) WITH CHECK (%I = %s)',
+        r.tbl, r.company_col, tenant, r.company_col, tenant);
+    END IF;
+  END LOOP;
+END
+$$;
+
+SELECT rls_attach_all();
