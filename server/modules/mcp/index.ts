@@ -19,7 +19,7 @@ const detail = {
     required: true,
     content: {
       'application/json': {
-        schema: { type: 'object', additionalProperties: true, description: 'A JSON-RPC 2.0 request, notification or batch of the MCP protocol' },
+        schema: { type: 'object' as const, additionalProperties: true, description: 'A JSON-RPC 2.0 request, notification or batch of the MCP protocol' },
       },
     },
   },
