@@ -10,14 +10,52 @@ function dropNullable(node: unknown): void {
   for (const value of Object.values(node)) dropNullable(value)
 }
 
+/** The one origin the docs page loads code from: the Scalar bundle the OpenAPI plugin links to. */
+export const DOCS_SCRIPT_ORIGIN = 'https://cdn.jsdelivr.net'
+/**
+ * The page's `<script id="api-reference" data-configuration=…>` holds only whitespace; its hash lets that element
+ * through without allowing inline code. tests/plugins/docs-headers.test.ts checks it against the served page.
+ */
+const CONFIG_SCRIPT_HASH = "'sha256-TcUB1mzXiQO4GxpTRZ0EMpOXKMU3u+n/q1WrgVIcs1I='"
+
+/**
+ * Scalar styles itself at run time (inline styles) and calls this same origin for the document and "try it";
+ * nothing else is allowed, and the page may not be framed.
+ */
+const DOCS_CSP = [
+  "default-src 'none'",
+  `script-src ${DOCS_SCRIPT_ORIGIN} ${CONFIG_SCRIPT_HASH}`,
+  "style-src 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+/** The JSON document is data, never a page. */
+const SPEC_CSP = "default-src 'none'; frame-ancestors 'none'"
+
+const DOC_PATHS: Record<string, string> = { '/docs': DOCS_CSP, '/docs/': DOCS_CSP, '/openapi.json': SPEC_CSP }
+
 export const docs = () =>
   new Elysia({ name: 'docs' })
+    .onRequest(({ request, set }) => {
+      const start = request.url.indexOf('/', request.url.indexOf('//') + 2)
+      const end = request.url.indexOf('?', start)
+      const csp = DOC_PATHS[request.url.slice(start, end < 0 ? undefined : end)]
+      if (!csp) return
+      set.headers['content-security-policy'] = csp
+      set.headers['x-content-type-options'] = 'nosniff'
+      set.headers['referrer-policy'] = 'no-referrer'
+    })
     .onAfterHandle({ as: 'global' }, ({ route, responseValue }) => {
       if (route === '/openapi.json') dropNullable(responseValue)
     })
     .use(openapi({
     path: '/docs',
     specPath: '/openapi.json',
+    // Scalar's default fonts come from a second origin; the system fonts keep the CSP to the one script origin.
+    scalar: { withDefaultFonts: false },
     documentation: {
       info: {
         title: 'Financial Operations Service',
