@@ -3,7 +3,10 @@
 -- (server/lib/write.ts) sets `app.company_id` and then acts as `fos_app`, a role that owns nothing and
 -- bypasses nothing, so the database itself confines what that transaction can read or change to one company.
 -- The connecting role stays the owner outside those transactions (owners bypass RLS without FORCE): the
--- superadmin routes, the start-up routines and the migrations are not tenant work.
+-- superadmin routes, the start-up routines and the migrations are not tenant work. So are, for now, the plain reads
+-- made outside a transaction (most GETs, authentication): they rely on the application's company filters, which
+-- tests/isolation.test.ts checks route by route. The policy confines every write and every read inside a write or a
+-- readSnapshot() (server/lib/write.ts).
 
 DO $$
 BEGIN
