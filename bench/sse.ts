@@ -12,7 +12,7 @@
 import postgres from 'postgres'
 import { SignJWT } from 'jose'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 
@@ -81,7 +81,7 @@ async function startServer(port: number, dataDir: string) {
       RATE_LIMIT_IP_PER_MINUTE: '0',
       RATE_LIMIT_PER_MINUTE: '0',
     },
-    stdout: 'ignore',
+    stdout: process.env.BENCH_SERVER_LOG ? Bun.file(process.env.BENCH_SERVER_LOG) : 'ignore',
     stderr: 'inherit',
   })
   const base = `http://127.0.0.1:${port}`
@@ -218,6 +218,11 @@ async function phase(n: number, port: number) {
     }
     await until(() => clients.every((c) => c.seen.every((t) => !Number.isNaN(t))), DELIVERY_TIMEOUT_MS)
 
+    // Earliest receipt per call: notification, rebuild and the first write, before fan-out to the rest.
+    const firsts = calledAt
+      .map((at, k) => Math.min(...clients.map((c) => c.seen[k]).filter((t) => !Number.isNaN(t))) - at)
+      .filter(Number.isFinite)
+      .sort((a, b) => a - b)
     const latencies: number[] = []
     let lost = 0
     for (const c of clients)
@@ -237,6 +242,7 @@ async function phase(n: number, port: number) {
       p50ms: +percentile(latencies, 50).toFixed(1),
       p99ms: +percentile(latencies, 99).toFixed(1),
       maxMs: +(latencies[latencies.length - 1] ?? NaN).toFixed(1),
+      firstClientP50ms: +percentile(firsts, 50).toFixed(1),
       serverRssMiB: { before: +(rssBefore / 1024).toFixed(1), after: +(rssAfter / 1024).toFixed(1) },
       rssPerConnectionKiB: +(rssGrowth / n).toFixed(1),
     }
@@ -256,6 +262,8 @@ async function main() {
   }, PHASE_DEADLINE_MS * PHASES.length + 60_000)
   try {
     console.log(`SSE fan-out: ${CALLS} calls, ${CALL_GAP_MS} ms apart; clients per phase: ${PHASES.join(', ')}`)
+    // Server, clients and Postgres share this machine: the figures only mean something next to its size and load.
+    console.log(`machine: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
     for (const n of PHASES) {
       const result = await phase(n, freePort())
       console.log(JSON.stringify(result))

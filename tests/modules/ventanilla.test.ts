@@ -633,9 +633,12 @@ describe('ventanilla across server processes', () => {
   let dataDir = ''
   afterAll(async () => {
     for (const p of procs) p.kill()
+    // A process that does not stop on SIGTERM in time is killed outright; the test must not leave servers behind.
+    const stopped = await Promise.race([Promise.all(procs.map((p) => p.exited)).then(() => true), tick(3_000).then(() => false)])
+    if (!stopped) for (const p of procs) p.kill('SIGKILL')
     await Promise.all(procs.map((p) => p.exited))
     if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-  })
+  }, 15_000)
 
   async function start(port: number) {
     const proc = Bun.spawn([process.execPath, 'server/main.ts'], {

@@ -40,10 +40,10 @@ interface Frame {
 interface Feed {
   companyId: number
   sinks: Set<Sink>
-  /** LISTEN established, resolving to its undo. */
-  listening: Promise<() => Promise<void>>
+  /** Undoes LISTEN once it is in place. */
+  unlisten: (() => Promise<void>) | null
   current: Frame | null
-  /** Settles once the first snapshot after LISTEN is built. */
+  /** Settles once the first snapshot is built (after LISTEN is in place, or after its first attempt failed). */
   first: Promise<void>
   building: boolean
   dirty: boolean
@@ -109,7 +109,7 @@ export class VentanillaHub {
     const feed: Feed = {
       companyId,
       sinks: new Set(),
-      listening: this.app.database.listen(channelOf(companyId), (payload) => this.onNotify(feed, payload)),
+      unlisten: null,
       current: null,
       first: Promise.resolve(),
       building: false,
@@ -119,16 +119,39 @@ export class VentanillaHub {
       fingerprint: '',
     }
     // Build only after LISTEN is in place, so no change can fall between the snapshot and the subscription.
-    feed.first = feed.listening.then(
-      () => this.build(feed),
-      (e) => {
-        this.app.log({ level: 'error', msg: 'ventanilla listen failed', companyId, error: String(e) })
-        this.close(feed)
-      },
-    )
+    // If the database refuses the LISTEN (no free connection), screens still get a snapshot now and the
+    // full rebuild at every heartbeat, while LISTEN is retried in the background.
+    feed.first = this.listen(feed).then((ok) => {
+      if (!ok) void this.retryListen(feed)
+      return this.build(feed)
+    })
     this.feeds.set(companyId, feed)
     if (this.feeds.size === 1) this.startTimers()
     return feed
+  }
+
+  private async listen(feed: Feed): Promise<boolean> {
+    try {
+      const unlisten = await this.app.database.listen(channelOf(feed.companyId), (payload) => this.onNotify(feed, payload))
+      if (this.feeds.get(feed.companyId) === feed) feed.unlisten = unlisten
+      else await unlisten()
+      return true
+    } catch (e) {
+      this.app.log({ level: 'error', msg: 'ventanilla listen failed', companyId: feed.companyId, error: String(e) })
+      return false
+    }
+  }
+
+  private async retryListen(feed: Feed) {
+    for (let delay = 500; this.feeds.get(feed.companyId) === feed; delay = Math.min(delay * 2, 10_000)) {
+      await new Promise((r) => setTimeout(r, delay))
+      if (this.feeds.get(feed.companyId) !== feed) return
+      if (await this.listen(feed)) {
+        // Changes made while nobody listened are picked up by one rebuild.
+        this.schedule(feed)
+        return
+      }
+    }
   }
 
   private close(feed: Feed) {
@@ -137,7 +160,7 @@ export class VentanillaHub {
     if (feed.timer) clearTimeout(feed.timer)
     for (const sink of feed.sinks) sink.end()
     feed.sinks.clear()
-    feed.listening.then((unlisten) => unlisten()).catch(() => {})
+    feed.unlisten?.().catch(() => {})
     if (this.feeds.size === 0) this.stopTimers()
   }
 
@@ -224,10 +247,11 @@ export class VentanillaHub {
   private async beat() {
     for (const feed of this.feeds.values()) for (const sink of feed.sinks) this.send(feed, sink, HEARTBEAT)
     try {
-      const ids = [...new Set([...this.feeds.values()].flatMap((f) => [...f.sinks].map((s) => s.tokenId)))]
-      const live = await liveTokenIds(this.app.database, ids)
+      const asked = new Set([...this.feeds.values()].flatMap((f) => [...f.sinks].map((s) => s.tokenId)))
+      const live = await liveTokenIds(this.app.database, [...asked])
       for (const feed of [...this.feeds.values()]) {
-        for (const sink of [...feed.sinks]) if (!live.has(sink.tokenId)) this.revoke(feed, sink)
+        // Streams that arrived during the query were checked when they opened.
+        for (const sink of [...feed.sinks]) if (asked.has(sink.tokenId) && !live.has(sink.tokenId)) this.revoke(feed, sink)
         if (this.feeds.get(feed.companyId) === feed) this.schedule(feed)
       }
     } catch (e) {
