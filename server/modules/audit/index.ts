@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth, requirePermission } from '../../plugins/auth'
 import { errors } from '../../lib/models'
+import { readSnapshot } from '../../lib/write'
 import { AuditModel } from './model'
 import { listAuditLogs } from './service'
 
@@ -12,7 +13,8 @@ export const auditModule = (app: AppContext) =>
       '/audit-logs',
       ({ caller, query }) => {
         requirePermission(caller, 'audit.view')
-        return listAuditLogs(app.db, caller, query)
+        // One snapshot, so the total agrees with the page; row-level security confines it to the company as well.
+        return readSnapshot(app.db, caller.companyId, (tx) => listAuditLogs(tx, caller, query))
       },
       {
         query: AuditModel.query,

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth, requirePermission } from '../../plugins/auth'
 import { errors, Id, IdParams } from '../../lib/models'
-import { createOnce, write } from '../../lib/write'
+import { createOnce, readSnapshot, write } from '../../lib/write'
 import { ClientModel } from './model'
 import {
   addAccount,
@@ -34,7 +34,8 @@ export const clientsModule = (app: AppContext) =>
       '/clients',
       ({ caller, query }) => {
         requirePermission(caller, 'clients.view')
-        return listClients(app.db, caller, query)
+        // One snapshot, so `count` agrees with the page; row-level security confines it to the company as well.
+        return readSnapshot(app.db, caller.companyId, (tx) => listClients(tx, caller, query))
       },
       {
         query: ClientModel.listQuery,
