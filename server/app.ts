@@ -4,6 +4,7 @@ import type { AppContext } from './context'
 import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
 import { rateLimit } from './plugins/rate-limit'
+import { bodyLimit } from './plugins/body-limit'
 import { docs } from './plugins/openapi'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
@@ -24,6 +25,7 @@ import { ventanillaModule } from './modules/ventanilla'
 export function createApp(app: AppContext) {
   return new Elysia()
     .use(requestLog((entry) => app.log(entry)))
+    .use(bodyLimit(app.config.maxJsonBytes))
     .use(errors((entry) => app.log(entry)))
     .use(rateLimit(app.config.rateLimit))
     .use(docs())

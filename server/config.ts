@@ -16,6 +16,10 @@ export interface Config {
   }
   superadmin: { jwtSecret?: string; jwksUrl?: string; emails: string[] }
   maxUploadBytes: number
+  /** Bound on every non-multipart request body (JSON above all); uploads have `maxUploadBytes`. */
+  maxJsonBytes: number
+  /** Abuse limits of the public ventanilla event stream. */
+  sse: { maxStreamsPerToken: number; maxPendingEvents: number }
   dbPoolMax: number
   rateLimit: { perKey: number; perIp: number }
 }
@@ -80,6 +84,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         .filter(Boolean),
     },
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 31),
+    maxJsonBytes: integer(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 2 ** 31),
+    sse: {
+      maxStreamsPerToken: integer(env, 'SSE_MAX_STREAMS_PER_TOKEN', 20, 1, 100_000),
+      maxPendingEvents: integer(env, 'SSE_MAX_PENDING_EVENTS', 32, 1, 10_000),
+    },
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 500),
     rateLimit: {
       perKey: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
