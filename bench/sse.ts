@@ -55,6 +55,12 @@ function freePort(): number {
   return port
 }
 
+/** User + system CPU time of a process so far, in ms (from /proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 function rssKiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return m ? Number(m[1]) : NaN
@@ -210,6 +216,8 @@ async function phase(n: number, port: number) {
     if (!allPrimed) console.log(`  warning: ${clients.filter((c) => !c.primed).length} clients never got their first snapshot`)
 
     const calledAt: number[] = []
+    const serverCpuBefore = cpuMs(proc.pid)
+    const benchCpuBefore = process.cpuUsage()
     for (let k = 0; k < CALLS; k++) {
       await api(base, 'POST', '/api/ventanilla/calls', auth, { desk: `Caja ${(k % 4) + 1}` })
       calledAt.push(performance.now())
@@ -217,6 +225,9 @@ async function phase(n: number, port: number) {
       await sleep(Math.max(0, CALL_GAP_MS - (performance.now() - calledAt[k])))
     }
     await until(() => clients.every((c) => c.seen.every((t) => !Number.isNaN(t))), DELIVERY_TIMEOUT_MS)
+    const serverCpuPerCall = (cpuMs(proc.pid) - serverCpuBefore) / CALLS
+    const benchCpu = process.cpuUsage(benchCpuBefore)
+    const clientsCpuPerCall = (benchCpu.user + benchCpu.system) / 1000 / CALLS
 
     // Earliest receipt per call: notification, rebuild and the first write, before fan-out to the rest.
     const firsts = calledAt
@@ -243,6 +254,10 @@ async function phase(n: number, port: number) {
       p99ms: +percentile(latencies, 99).toFixed(1),
       maxMs: +(latencies[latencies.length - 1] ?? NaN).toFixed(1),
       firstClientP50ms: +percentile(firsts, 50).toFixed(1),
+      // CPU spent per call (rebuild + writing to every stream; reading them all on the client side): what the
+      // latency would approach on otherwise idle cores.
+      serverCpuMsPerCall: +serverCpuPerCall.toFixed(1),
+      clientsCpuMsPerCall: +clientsCpuPerCall.toFixed(1),
       serverRssMiB: { before: +(rssBefore / 1024).toFixed(1), after: +(rssAfter / 1024).toFixed(1) },
       rssPerConnectionKiB: +(rssGrowth / n).toFixed(1),
     }
