@@ -7,8 +7,6 @@ import { buildSnapshot, channelOf, liveTokenIds, localDay } from './service'
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(':\n\n')
 const REVOKED = encoder.encode('event: revoked\ndata: {"reason":"revoked"}\n\n')
-/** A client this far behind has stopped reading: it is dropped, and reconnecting gets it a fresh snapshot. */
-const MAX_BACKLOG = 32
 /** Tells EventSource how long to wait before reconnecting. */
 export const RETRY = encoder.encode('retry: 3000\n\n')
 
@@ -66,6 +64,7 @@ export class VentanillaHub {
   private heartbeat: ReturnType<typeof setInterval> | null = null
   private poll: ReturnType<typeof setInterval> | null = null
   private opts: HubOptions = { heartbeatMs: 15_000, pollMs: 1_000, gapMs: 50 }
+  private streamsPerToken = new Map<number, number>()
 
   constructor(private app: AppContext) {}
 
@@ -81,6 +80,24 @@ export class VentanillaHub {
     let n = 0
     for (const f of this.feeds.values()) n += f.sinks.size
     return n
+  }
+
+  /**
+   * Takes one of a token's `SSE_MAX_STREAMS_PER_TOKEN` stream slots in this process, synchronously, so a burst
+   * of connections cannot overshoot; null when all are taken. The returned release may be called any number of times.
+   */
+  claim(tokenId: number): (() => void) | null {
+    const held = this.streamsPerToken.get(tokenId) ?? 0
+    if (held >= this.app.config.sse.maxStreamsPerToken) return null
+    this.streamsPerToken.set(tokenId, held + 1)
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const left = (this.streamsPerToken.get(tokenId) ?? 1) - 1
+      if (left > 0) this.streamsPerToken.set(tokenId, left)
+      else this.streamsPerToken.delete(tokenId)
+    }
   }
 
   /** Adds a stream and resolves once it has been sent its first snapshot (or was ended). */
@@ -224,7 +241,8 @@ export class VentanillaHub {
 
   private send(feed: Feed, sink: Sink, bytes: Uint8Array) {
     sink.enqueue(bytes)
-    if (sink.backlog() > MAX_BACKLOG) {
+    // A client this far behind has stopped reading: dropped rather than buffered for; a reconnect gets a fresh snapshot.
+    if (sink.backlog() > this.app.config.sse.maxPendingEvents) {
       sink.end()
       this.detach(feed.companyId, sink)
     }

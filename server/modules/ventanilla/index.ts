@@ -162,6 +162,9 @@ const staff = (app: AppContext) =>
       detail: calling('Mark a ticket as no-show', 'From `waiting` or `called`; otherwise 409 `INVALID_TICKET_STATUS`.'),
     })
 
+/** How long a screen refused for too many open streams should wait; its EventSource retries on its own anyway. */
+const STREAM_RETRY_AFTER_S = 10
+
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
@@ -174,8 +177,9 @@ const SSE_HEADERS = {
  * on the hub's first snapshot, and that wait is raced against the request's abort signal; a disconnect
  * (abort or cancel, whichever Bun reports first) removes the stream from the hub at once.
  */
-function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, signal: AbortSignal): Response {
+function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, signal: AbortSignal, release: () => void): Response {
   let sink: Sink | undefined
+  signal.addEventListener('abort', release, { once: true })
   const source = {
     type: 'direct',
     pull(controller: ReadableStreamDirectController) {
@@ -209,6 +213,7 @@ function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, sig
               // Already gone on the client's side: nothing left to tell it.
             }
             hub.detach(companyId, s)
+            release()
             done()
           },
         }
@@ -221,6 +226,7 @@ function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, sig
     },
     cancel() {
       sink?.end()
+      release()
     },
   }
   // The DOM typings know no direct sources; Bun's own constructor accepts them.
@@ -258,7 +264,13 @@ const publicRoutes = (app: AppContext) => {
       async ({ params, request }) => {
         const target = await resolveToken(app.db, params.token)
         if (!target) throw notFound('Screen')
-        return eventStream(hub, target.companyId, target.tokenId, request.signal)
+        const release = hub.claim(target.tokenId)
+        if (!release)
+          return new Response(JSON.stringify({ error: 'Too many open streams for this screen token', code: 'RATE_LIMITED' }), {
+            status: 429,
+            headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(STREAM_RETRY_AFTER_S) },
+          })
+        return eventStream(hub, target.companyId, target.tokenId, request.signal, release)
       },
       {
         params: TokenParams,
@@ -269,11 +281,14 @@ const publicRoutes = (app: AppContext) => {
               '`text/event-stream`. A `retry:` hint, then `event: snapshot` (data: the snapshot JSON, with an `id:`) at once and after every change',
               'that alters it, from any server process on the database; a `:` comment at least every 20 s; `event: revoked` and the end of the',
               'stream when the token is revoked or the module switched off. A reconnect (with or without `Last-Event-ID`) gets the current snapshot at once.',
+              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+              'A client that stops reading is dropped once `SSE_MAX_PENDING_EVENTS` (default 32) writes wait for its socket, instead of being buffered for.',
             ].join(' '),
           ),
           responses: {
             200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             404: { description: 'Unknown or revoked token, or module off', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+            429: { description: 'Too many open streams for this token', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
           },
         },
       },
