@@ -38,6 +38,41 @@ export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }
 
+/** Distinct statement texts one process prepares; past this, new texts run unprepared as before. */
+const MAX_PREPARED = 1000
+
+/**
+ * Drizzle sends every statement through postgres.js `unsafe()`, which leaves it unprepared: a statement with bind
+ * parameters then costs two round trips (describe to learn the parameter types, then execute) and a fresh parse
+ * and plan on every call. Prepared, a repeated statement is one round trip and reuses its plan. Only statements
+ * with parameters are prepared (one without has nothing to describe), and only the first MAX_PREPARED distinct
+ * texts, so statements with inlined literals cannot grow every connection's prepared set without bound.
+ * Transactions and savepoints hand out their own query functions, which get the same treatment.
+ */
+function preparing<T extends object>(client: T, texts = new Set<string>()): T {
+  // postgres.js query functions are callables with methods; these three are replaced in place.
+  const sql = client as unknown as Record<string, (...args: unknown[]) => unknown>
+  const unsafe = sql.unsafe.bind(client)
+  sql.unsafe = (...args: unknown[]) => {
+    const [text, params, options] = args as [string, unknown, Record<string, unknown> | undefined]
+    if (!Array.isArray(params) || params.length === 0) return unsafe(...args)
+    if (!texts.has(text)) {
+      if (texts.size >= MAX_PREPARED) return unsafe(...args)
+      texts.add(text)
+    }
+    return unsafe(text, params, { ...options, prepare: true })
+  }
+  for (const name of ['begin', 'savepoint']) {
+    const original = sql[name]?.bind(client)
+    if (!original) continue
+    sql[name] = (...args: unknown[]) => {
+      const fn = args.pop() as (inner: object) => unknown
+      return original(...args, (inner: object) => fn(preparing(inner, texts)))
+    }
+  }
+  return client
+}
+
 export async function openDatabase(opts: { url?: string; dataDir?: string; poolMax?: number }): Promise<Database> {
   return opts.url ? openPostgres(opts.url, opts.poolMax ?? 10) : openPglite(opts.dataDir)
 }
@@ -58,7 +93,7 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
     await admin.end()
   }
 
-  const client = postgres(url, { max: poolMax, onnotice: () => {} })
+  const client = preparing(postgres(url, { max: poolMax, onnotice: () => {} }))
   const db = drizzle(client, { schema }) as unknown as Db
   return {
     kind: 'postgres',
