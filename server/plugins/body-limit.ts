@@ -1,10 +1,13 @@
 import { Elysia } from 'elysia'
+import type { ErrorCode } from '../lib/errors'
 
 /** Raised by a bounded body reader once the body passes the limit; answered 413 whatever wrapped it. */
 class PayloadTooLarge extends Error {}
 
+const CODE: ErrorCode = 'PAYLOAD_TOO_LARGE'
+
 const tooLarge = (max: number) =>
-  new Response(JSON.stringify({ error: `Request body larger than ${max} bytes`, code: 'PAYLOAD_TOO_LARGE' }), {
+  new Response(JSON.stringify({ error: `Request body larger than ${max} bytes`, code: CODE }), {
     status: 413,
     headers: { 'content-type': 'application/json; charset=utf-8' },
   })
