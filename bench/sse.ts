@@ -86,6 +86,8 @@ async function startServer(port: number, dataDir: string) {
       // Thousands of screens from one loopback address would otherwise trip the per-address limit.
       RATE_LIMIT_IP_PER_MINUTE: '0',
       RATE_LIMIT_PER_MINUTE: '0',
+      // All clients share one token here; the fan-out cost is the same as for one token per screen.
+      SSE_MAX_STREAMS_PER_TOKEN: '100000',
     },
     stdout: process.env.BENCH_SERVER_LOG ? Bun.file(process.env.BENCH_SERVER_LOG) : 'ignore',
     stderr: 'inherit',
