@@ -6,6 +6,7 @@ import type { Config } from '../../config'
 import { invalid, notFound, unauthorized } from '../../lib/errors'
 import { newCredential } from '../../lib/secrets'
 import { KEY_KIND } from '../../plugins/auth'
+import { publish } from '../ventanilla/service'
 
 type CompanyRow = typeof companies.$inferSelect
 
@@ -69,6 +70,8 @@ export async function updateCompany(
     .where(eq(companies.id, id))
     .returning()
   if (!row) throw notFound('Company')
+  // Waiting-room screens show the name and time zone and close when the module goes off: tell them now.
+  await publish(tx, id)
   return companyDto(row)
 }
 
