@@ -18,6 +18,7 @@ import type { AppContext } from '../server/context'
 import { openDatabase } from '../server/plugins/database'
 import { createStore } from '../server/plugins/storage'
 import { issueKey } from '../server/modules/superadmin/service'
+import { figure, printFigures, type Figure } from './lib/common'
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 7)
@@ -52,7 +53,10 @@ async function time(fn: () => unknown | Promise<unknown>) {
   return median(samples)
 }
 
+const reported: Record<string, Record<number, number>> = {}
+
 function report(label: string, ms: Record<number, number>) {
+  reported[label] = ms
   for (const n of SIZES)
     console.log(`${label.padEnd(28)} ${String(n).padStart(7)} lines  ${ms[n].toFixed(1).padStart(9)} ms  ${Math.round((n / ms[n]) * 1000).toLocaleString('en-US').padStart(11)} lines/s`)
   console.log(`${label.padEnd(28)} ratio 100k/10k: ${(ms[SIZES[1]] / ms[SIZES[0]]).toFixed(2)}`)
@@ -144,3 +148,14 @@ async function throughHttp() {
 console.log(`median of ${REPEAT} recomputations after one warm-up`)
 await pureEngine()
 await throughHttp()
+
+// For bun run bench: the engine against linear growth from 10k lines, the route against the bare engine.
+const [small, big] = SIZES
+const figures: Figure[] = []
+for (const method of ['fifo', 'wac']) {
+  const engine = reported[`engine ${method}`]
+  figures.push(figure(`position engine ${method} ${big / 1000}k lines vs 10 × ${small / 1000}k`, engine[big], (engine[small] * big) / small, 'ms'))
+  const http = reported[`http GET position ${method}`]
+  if (http) figures.push(figure(`GET /api/mesas/{id}/position ${method} ${big / 1000}k lines vs engine alone`, http[big], engine[big], 'ms'))
+}
+printFigures(figures)

@@ -1,0 +1,81 @@
+/**
+ * The statements one real request sends to the database, captured at the driver: the app is built on a
+ * postgres.js client whose `unsafe` and `begin` record what passes through them, and the route is called once
+ * through `app.handle`. Transaction boundaries are kept as `begin <options>` / `commit` entries.
+ */
+import postgres from 'postgres'
+import { drizzle } from 'drizzle-orm/postgres-js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import * as schema from '../../db/schema'
+import { loadConfig } from '../../server/config'
+import { createApp } from '../../server/app'
+import type { AppContext } from '../../server/context'
+import type { Database, Db } from '../../server/plugins/database'
+import { createStore } from '../../server/plugins/storage'
+
+export type Statement = [text: string, params: unknown[]]
+
+function recording<T extends object>(client: T, into: Statement[]): T {
+  const sql = client as unknown as Record<string, (...args: unknown[]) => unknown>
+  const unsafe = sql.unsafe.bind(client)
+  sql.unsafe = (...args: unknown[]) => {
+    // The driver's own transaction statements are represented by the begin/commit entries below.
+    if (!/^(begin|commit|rollback)\b/i.test(args[0] as string)) into.push([args[0] as string, Array.isArray(args[1]) ? (args[1] as unknown[]) : []])
+    return unsafe(...args)
+  }
+  const begin = sql.begin?.bind(client)
+  if (begin)
+    sql.begin = (...args: unknown[]) => {
+      const fn = args.pop() as (inner: object) => Promise<unknown>
+      into.push([`begin${typeof args[0] === 'string' ? ` ${args[0]}` : ''}`, []])
+      return (begin(...args, (inner: object) => fn(recording(inner, into))) as Promise<unknown>).then((r) => {
+        into.push(['commit', []])
+        return r
+      })
+    }
+  return client
+}
+
+/** Calls GET `path` with `key` on the app over `url`; returns the statements in order. Throws unless 200. */
+export async function captureRoute(url: string, path: string, key: string): Promise<Statement[]> {
+  const statements: Statement[] = []
+  const client = recording(postgres(url, { max: 1, onnotice: () => {} }), statements)
+  const db = drizzle(client, { schema }) as unknown as Db
+  const dataDir = mkdtempSync(join(tmpdir(), 'fos-bench-capture-'))
+  const config = { ...loadConfig({ DATA_DIR: dataDir, SIGNING_SECRET: 'bench-signing-secret-0123456789' }), databaseUrl: url, rateLimit: { perKey: 0, perIp: 0 } }
+  const database = { kind: 'postgres', db, rows: async () => [], listen: async () => async () => {}, close: async () => {} } as unknown as Database
+  const ctx: AppContext = { config, database, db, store: createStore(config), clock: () => new Date(), log: () => {} }
+  try {
+    const res = await createApp(ctx).handle(new Request(`http://localhost${path}`, { headers: { 'x-api-key': key } }))
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${(await res.text()).slice(0, 200)}`)
+    await res.arrayBuffer()
+    return statements
+  } finally {
+    await client.end()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Replays captured statements on a pool, prepared, each transaction on one connection with its options:
+ * the same work the route gives the database, minus everything the service does in between.
+ */
+export async function replay(sql: postgres.Sql, statements: Statement[]) {
+  for (let i = 0; i < statements.length; i++) {
+    const [text, params] = statements[i]
+    if (!text.startsWith('begin')) {
+      await sql.unsafe(text, params as never[], { prepare: params.length > 0 })
+      continue
+    }
+    const end = statements.findIndex(([t], j) => j > i && t === 'commit')
+    const inner = statements.slice(i + 1, end)
+    const options = text.slice('begin'.length).trim()
+    const body = async (tx: postgres.TransactionSql) => {
+      for (const [t, p] of inner) await tx.unsafe(t, p as never[], { prepare: p.length > 0 })
+    }
+    await (options ? sql.begin(options, body) : sql.begin(body))
+    i = end
+  }
+}
