@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
+import { figure, printFigures, type Figure } from './lib/common'
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PHASES = (process.env.BENCH_CLIENTS ?? '1000,5000').split(',').map(Number)
@@ -281,10 +282,18 @@ async function main() {
     console.log(`SSE fan-out: ${CALLS} calls, ${CALL_GAP_MS} ms apart; clients per phase: ${PHASES.join(', ')}`)
     // Server, clients and Postgres share this machine: the figures only mean something next to its size and load.
     console.log(`machine: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
+    const figures: Figure[] = []
     for (const n of PHASES) {
       const result = await phase(n, freePort())
       console.log(JSON.stringify(result))
+      // For bun run bench: every client's delivery against the first client's (notify, rebuild, first write).
+      figures.push(
+        figure(`SSE fan-out p99 delivery, ${n} clients (ceiling: first client p50)`, result.p99ms, result.firstClientP50ms, 'ms', '<= 2000'),
+        figure(`SSE fan-out lost deliveries, ${n} clients`, result.lost, null, 'count', '<= 0'),
+        figure(`SSE server RSS per connection, ${n} clients`, result.rssPerConnectionKiB, null, 'KiB'),
+      )
     }
+    printFigures(figures)
   } finally {
     clearTimeout(hardStop)
     await admin.unsafe(`drop database if exists ${dbName} with (force)`)
