@@ -9,7 +9,7 @@ function validationDetails(error: ValidationError) {
   try {
     return error.all.map((e) => ({
       field: 'path' in e && e.path ? e.path.replace(/^\//, '').replace(/\//g, '.') || error.type : error.type,
-      message: 'message' in e ? e.message : String(e.summary ?? 'invalid'),
+      message: 'message' in e ? e.message : 'invalid',
     }))
   } catch {
     return [{ field: error.type, message: 'invalid' }]

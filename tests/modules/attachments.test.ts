@@ -6,9 +6,9 @@ import { buildTestApp, type Company, type TestApp } from '../helpers'
 import { startS3Server, type S3Server } from '../store'
 
 const MAX = 256 * 1024
-const bytes = (n: number, seed = 1) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)
+const bytes = (n: number, seed = 1): Uint8Array<ArrayBuffer> => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)
 
-function form(data: Uint8Array | string, name: string, type: string, field = 'file') {
+function form(data: Uint8Array<ArrayBuffer> | string, name: string, type: string, field = 'file') {
   const f = new FormData()
   f.append(field, new File([data], name, { type }))
   return f

@@ -387,7 +387,7 @@ const num = (d: Dec) => Number(d.toString())
 /** The blotter in costing order: by trade time, then by id for lines of the same instant. */
 export async function mesaTrades(db: Executor, m: Mesa) {
   const rows = await db
-    .select({ id: mesaLines.id, side: mesaLines.side, localAmount: mesaLines.localAmount, quoteAmount: mesaLines.quoteAmount })
+    .select({ id: mesaLines.id, side: mesaLines.side, localAmount: mesaLines.localAmount, quoteAmount: mesaLines.quoteAmount, tradedAt: mesaLines.tradedAt })
     .from(mesaLines)
     .where(eq(mesaLines.mesaId, m.id))
     .orderBy(asc(mesaLines.tradedAt), asc(mesaLines.id))
