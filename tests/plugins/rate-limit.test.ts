@@ -1,12 +1,13 @@
 import { describe, expect, test } from 'bun:test'
-import { buildTestApp, testApp } from '../helpers'
+import { buildTestApp } from '../helpers'
 
 describe('rate limits', () => {
   test('a key over its per-minute budget gets 429 with Retry-After; another key is unaffected', async () => {
-    const shared = await testApp()
-    const c = await shared.newCompany()
-    const other = await shared.newCompany()
-    const t = await buildTestApp({ rateLimit: { perKey: 3, perIp: 0 } })
+    // Companies come from the limited app itself: on PGlite every app has its own in-memory database.
+    const t = await buildTestApp({ rateLimit: { perKey: 100, perIp: 0 } })
+    const c = await t.newCompany()
+    const other = await t.newCompany()
+    t.ctx.config.rateLimit.perKey = 3
     const statuses: number[] = []
     for (let i = 0; i < 5; i++) statuses.push((await t.request('GET', '/api/employees', { key: c.key })).status)
     expect(statuses).toEqual([200, 200, 200, 429, 429])
