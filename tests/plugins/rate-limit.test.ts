@@ -15,12 +15,12 @@ describe('rate limits', () => {
     expect(limited.body).toEqual({ error: expect.any(String), code: 'RATE_LIMITED' })
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     expect((await t.request('GET', '/api/employees', { key: other.key })).status).toBe(200)
-  })
+  }, 60_000)
 
   test('requests without a credential are limited per address', async () => {
     const t = await buildTestApp({ rateLimit: { perKey: 0, perIp: 2 } })
     const statuses: number[] = []
     for (let i = 0; i < 3; i++) statuses.push((await t.request('GET', '/health')).status)
     expect(statuses).toEqual([200, 200, 429])
-  })
+  }, 60_000)
 })
