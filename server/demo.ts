@@ -66,13 +66,15 @@ export async function seedDemo(ctx: AppContext, app: App): Promise<void> {
     ],
   })
   await call('POST', `/api/operations/${compra.id}/approve`)
-  await call('POST', '/api/mesas', {
+  const mesa = await call('POST', '/api/mesas', {
     name: 'Mesa USD',
     local_currency: 'ARS',
     quote_currency: 'USD',
     costing_method: 'fifo',
     account_ids: [acc(caja, 'ARS'), acc(caja, 'USD')],
   })
+  await call('POST', `/api/mesas/${mesa.id}/lines`, { operation_id: compra.id })
+  await call('POST', `/api/mesas/${mesa.id}/lines`, { side: 'sell', local_amount: '240000', quote_amount: '200' })
   await call('PUT', '/api/ventanilla/settings', {
     displayName: 'Cambio Demo',
     logoUrl: '',
@@ -92,6 +94,8 @@ export async function seedDemo(ctx: AppContext, app: App): Promise<void> {
   })
   const service = await call('POST', '/api/ventanilla/services', { name: 'Cambio', prefix: 'A' })
   await call('POST', '/api/ventanilla/tickets', { service_id: service.id, customer_name: 'María González' })
+  await call('POST', '/api/ventanilla/tickets', { service_id: service.id, customer_name: 'Carlos Díaz' })
+  await call('POST', '/api/ventanilla/calls', { desk: 'Caja 1' })
   const token = await call('POST', '/api/ventanilla/tokens', { name: 'TV sala de espera' })
 
   console.log(
