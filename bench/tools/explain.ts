@@ -38,7 +38,7 @@ for (const c of cases) {
     console.log('```sql')
     console.log(`${text}\n-- params: ${JSON.stringify(shown)}`)
     console.log('```\n```')
-    for (const row of plan) console.log(row['QUERY PLAN'])
+    for (const row of plan) console.log(String(row['QUERY PLAN']).replace(/'[0-9a-f]{12}'::text/g, "'<key prefix>'::text"))
     console.log('```\n')
   }
   conn.release()
