@@ -1,7 +1,7 @@
 /**
  * Fills a dedicated Postgres database with realistic volume for the read benchmarks:
  * 100 companies, 100,000 clients with 2 accounts each (ARS and USD/EUR), 1,000,000 operations with 3 transactions
- * each (two exchange legs and a commission) and the audit rows all of that produces (about 5.9M).
+ * each (two exchange legs and a commission) and the audit rows all of that produces (about 5.8M).
  *
  * The schema comes from the service's own migrations (openDatabase). Rows are written set-based
  * (generate_series, INSERT … SELECT), one database transaction per batch of companies, two batches at a time.
@@ -361,6 +361,6 @@ if (import.meta.main) {
   const t0 = performance.now()
   const { reused } = await ensureScaleDatabase()
   const seconds = (performance.now() - t0) / 1000
-  printFigures([figure(reused ? 'scale database check (complete, reused)' : 'generate scale database (1M operations, 5.9M audit rows)', seconds, null, 's', '<= 1800')])
+  printFigures([figure(reused ? 'scale database check (complete, reused)' : 'generate scale database (1M operations, 5.8M audit rows)', seconds, null, 's', '<= 1800')])
   process.exit(0)
 }
