@@ -5,7 +5,7 @@ import { join } from 'node:path'
 
 const ROOT = join(import.meta.dir, '..')
 const dataDir = mkdtempSync(join(tmpdir(), 'fos-demo-'))
-let proc: ReturnType<typeof Bun.spawn> | undefined
+let proc: import('bun').Subprocess | undefined
 
 afterAll(() => {
   if (proc && proc.exitCode === null) proc.kill('SIGKILL')
@@ -19,13 +19,14 @@ test('demo seeds an empty database and prints a working key and kiosk link', asy
   probe.stop(true)
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|TEST_DATABASE_URL|S3_BUCKET)$/.test(k)) env[k] = v
-  proc = Bun.spawn([process.execPath, 'server/main.ts', '--demo'], {
+  const child = Bun.spawn([process.execPath, 'server/main.ts', '--demo'], {
     cwd: ROOT,
     env: { ...env, PORT: String(port), DATA_DIR: dataDir },
     stdout: 'pipe',
     stderr: 'inherit',
   })
-  const reader = proc.stdout.getReader()
+  proc = child
+  const reader = child.stdout.getReader()
   let out = ''
   while (!/Kiosk:\s+\S+/.test(out)) {
     const { value, done } = await reader.read()
