@@ -12,7 +12,7 @@ import * as schema from '../../db/schema'
 import { loadConfig } from '../../server/config'
 import { createApp } from '../../server/app'
 import type { AppContext } from '../../server/context'
-import type { Database, Db } from '../../server/plugins/database'
+import { rowsOf, type Database, type Db } from '../../server/plugins/database'
 import { createStore } from '../../server/plugins/storage'
 
 export type Statement = [text: string, params: unknown[]]
@@ -45,7 +45,7 @@ export async function captureRoute(url: string, path: string, key: string): Prom
   const db = drizzle(client, { schema }) as unknown as Db
   const dataDir = mkdtempSync(join(tmpdir(), 'fos-bench-capture-'))
   const config = { ...loadConfig({ DATA_DIR: dataDir, SIGNING_SECRET: 'bench-signing-secret-0123456789' }), databaseUrl: url, rateLimit: { perKey: 0, perIp: 0 } }
-  const database = { kind: 'postgres', db, rows: async () => [], listen: async () => async () => {}, close: async () => {} } as unknown as Database
+  const database = { kind: 'postgres', db, rows: async (q: Parameters<Db['execute']>[0], on: Db = db) => rowsOf(await on.execute(q)), listen: async () => async () => {}, close: async () => {} } as unknown as Database
   const ctx: AppContext = { config, database, db, store: createStore(config), clock: () => new Date(), log: () => {} }
   try {
     const res = await createApp(ctx).handle(new Request(`http://localhost${path}`, { headers: { 'x-api-key': key } }))
