@@ -117,7 +117,8 @@ async function main() {
     const viaSql = async (id: number) => {
       await direct.begin(async (q) => {
         await q`select set_config('app.actor_email', '', true), set_config('app.channel', '', true),
-                       set_config('app.channel_detail', '', true), set_config('app.company_id', ${String(companyId)}, true)`
+                       set_config('app.channel_detail', '', true), set_config('app.company_id', ${String(companyId)}, true),
+                       set_config('role', 'fos_app', true)`
         const [op] = await q`select status from operations where id = ${id} and company_id = ${companyId} and true for no key update of operations`
         if (op?.status !== 'pending') throw new Error('operation not pending')
         await q`select id from accounts

@@ -352,15 +352,6 @@ export async function createOperation(tx: Tx, caller: Caller, input: CreateOpera
   return operationDto(op, [...txRows].sort((a, b) => a.id - b.id), [])
 }
 
-/**
- * An id as an SQL literal. A statement with bind parameters and no prepared name costs the driver two round
- * trips (describe, then execute); one made only of literals costs one. Ids are validated integers, so inlining is safe.
- */
-function int(n: number): SQL {
-  if (!Number.isSafeInteger(n)) throw new TypeError(`not an integer id: ${n}`)
-  return sql.raw(String(n))
-}
-
 type Transition = {
   /** The operation status the transition starts from; the stored status is kept in step with the transactions. */
   allowed: (status: string) => boolean
@@ -379,10 +370,10 @@ type Transition = {
  * one statement. Balances change by `balance + amount` in numeric arithmetic, never through JavaScript.
  */
 async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, refuse: () => ApiError): Promise<number> {
-  const op = int(id)
+  const op = id
   const [row] = rowsOf<{ status: string }>(
     await tx.execute(sql`select status from operations
-      where id = ${op} and company_id = ${int(caller.companyId)} and ${operationVisible(caller, sql`operations.id`)}
+      where id = ${op} and company_id = ${caller.companyId} and ${operationVisible(caller, sql`operations.id`)}
       for no key update of operations`),
   )
   if (!row) throw notFound('Operation')
