@@ -5,6 +5,7 @@ import type { Caller } from '../../plugins/auth'
 import { invalid, notFound, unprocessable } from '../../lib/errors'
 import { dec, toJson, toMoney } from '../../lib/money'
 import type { CostCenterDto } from './model'
+import { requireLiveClient } from '../clients/service'
 
 type CostCenterRow = typeof costCenters.$inferSelect
 type BudgetRow = typeof costCenterBudgets.$inferSelect
@@ -85,12 +86,7 @@ export async function createCostCenter(
   },
 ) {
   const companyId = caller.companyId
-  const [client] = await tx
-    .select({ id: clients.id })
-    .from(clients)
-    .where(and(eq(clients.id, input.client_id), eq(clients.companyId, companyId), isNull(clients.deletedAt)))
-  if (!client)
-    throw unprocessable('UNKNOWN_CLIENT', 'Unknown client', [{ field: 'client_id', message: `unknown client ${input.client_id}` }])
+  const client = await requireLiveClient(tx, companyId, input.client_id)
 
   let caja: number | null
   if (input.default_internal_account_id != null) {

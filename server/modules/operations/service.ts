@@ -10,6 +10,7 @@ import { syncMesaLines } from '../mesas/feed'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../plugins/storage'
 import type { CreateOperationInput, OperationDto } from './model'
+import { requireLiveClient } from '../clients/service'
 
 export type { CreateOperationInput, OperationDto } from './model'
 
@@ -268,14 +269,7 @@ export async function createOperation(tx: Tx, caller: Caller, input: CreateOpera
       { field: 'operation_type_id', message: `unknown operation type ${input.operation_type_id}` },
     ])
 
-  if (input.client_id != null) {
-    const [client] = await tx
-      .select({ id: clients.id })
-      .from(clients)
-      .where(and(eq(clients.id, input.client_id), eq(clients.companyId, companyId), isNull(clients.deletedAt)))
-    if (!client)
-      throw unprocessable('UNKNOWN_CLIENT', 'Unknown client', [{ field: 'client_id', message: `unknown client ${input.client_id}` }])
-  }
+  if (input.client_id != null) await requireLiveClient(tx, companyId, input.client_id)
 
   if (input.cost_center_id != null && !(await costCenterExists(tx, companyId, input.cost_center_id)))
     throw unprocessable('UNKNOWN_COST_CENTER', 'Unknown cost center', [
