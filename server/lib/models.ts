@@ -46,9 +46,12 @@ export function pagination(page: number, pageSize: number, total: number) {
   return { page, pageSize, total, totalPages: Math.ceil(total / pageSize) }
 }
 
-/** Error responses for the OpenAPI document; pass the statuses a route can answer. */
+/**
+ * Error responses for the OpenAPI document; pass the statuses a route can answer. 429 is added to every route:
+ * the rate limits apply to all of them.
+ */
 export function errors(...statuses: number[]) {
-  return Object.fromEntries(statuses.map((s) => [s, ErrorBody])) as Record<number, typeof ErrorBody>
+  return Object.fromEntries([...new Set([...statuses, 429])].map((s) => [s, ErrorBody])) as Record<number, typeof ErrorBody>
 }
 
 export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null)
