@@ -1,6 +1,8 @@
+import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
 import { ErrorBody } from '../lib/models'
+import { notFound } from '../lib/errors'
 
 /** OpenAPI 3.1 has no `nullable`; the schemas already say it with a `null` branch, so the keyword goes. */
 function dropNullable(node: unknown): void {
@@ -10,22 +12,39 @@ function dropNullable(node: unknown): void {
   for (const value of Object.values(node)) dropNullable(value)
 }
 
-/** The one origin the docs page loads code from: the Scalar bundle the OpenAPI plugin links to. */
-export const DOCS_SCRIPT_ORIGIN = 'https://cdn.jsdelivr.net'
 /**
- * The page's `<script id="api-reference" data-configuration=…>` holds only whitespace; its hash lets that element
- * through without allowing inline code. tests/plugins/docs-headers.test.ts checks it against the served page.
+ * The docs page: Swagger UI from the installed swagger-ui-dist, started by a served script rather than an inline
+ * one, so the page needs no third-party origin and its policy allows nothing but its own files.
  */
-const CONFIG_SCRIPT_HASH = "'sha256-TcUB1mzXiQO4GxpTRZ0EMpOXKMU3u+n/q1WrgVIcs1I='"
-
-/**
- * Scalar styles itself at run time (inline styles) and calls this same origin for the document and "try it";
- * nothing else is allowed, and the page may not be framed.
- */
-const DOCS_CSP = [
+const SWAGGER_DIST = dirname(require.resolve('swagger-ui-dist/package.json'))
+const INIT = `window.addEventListener('load', () => {
+  window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true })
+})
+`
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8" />
+  <meta name="viewport" content="width=device-width, initial-scale=1" />
+  <title>Financial Operations Service API</title>
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css" />
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/assets/init.js"></script>
+</body>
+</html>
+`
+export const DOCS_ASSETS: Record<string, { body: () => BodyInit; type: string }> = {
+  '/docs/assets/swagger-ui-bundle.js': { body: () => Bun.file(join(SWAGGER_DIST, 'swagger-ui-bundle.js')), type: 'text/javascript; charset=utf-8' },
+  '/docs/assets/swagger-ui.css': { body: () => Bun.file(join(SWAGGER_DIST, 'swagger-ui.css')), type: 'text/css; charset=utf-8' },
+  '/docs/assets/init.js': { body: () => INIT, type: 'text/javascript; charset=utf-8' },
+}
+export const DOCS_CSP = [
   "default-src 'none'",
-  `script-src ${DOCS_SCRIPT_ORIGIN} ${CONFIG_SCRIPT_HASH}`,
-  "style-src 'unsafe-inline'",
+  "script-src 'self'",
+  "style-src 'self'",
   "img-src 'self' data:",
   "connect-src 'self'",
   "base-uri 'none'",
@@ -35,27 +54,35 @@ const DOCS_CSP = [
 /** The JSON document is data, never a page. */
 const SPEC_CSP = "default-src 'none'; frame-ancestors 'none'"
 
-const DOC_PATHS: Record<string, string> = { '/docs': DOCS_CSP, '/docs/': DOCS_CSP, '/openapi.json': SPEC_CSP }
+const hardened = (csp: string, type: string, extra: Record<string, string> = {}) => ({
+  'content-type': type,
+  'content-security-policy': csp,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  ...extra,
+})
 
 export const docs = () =>
   new Elysia({ name: 'docs' })
-    .onRequest(({ request, set }) => {
-      const start = request.url.indexOf('/', request.url.indexOf('//') + 2)
-      const end = request.url.indexOf('?', start)
-      const csp = DOC_PATHS[request.url.slice(start, end < 0 ? undefined : end)]
-      if (!csp) return
-      set.headers['content-security-policy'] = csp
-      set.headers['x-content-type-options'] = 'nosniff'
-      set.headers['referrer-policy'] = 'no-referrer'
+    .onAfterHandle({ as: 'global' }, ({ route, responseValue, set }) => {
+      if (route !== '/openapi.json') return
+      dropNullable(responseValue)
+      Object.assign(set.headers, hardened(SPEC_CSP, 'application/json; charset=utf-8'))
     })
-    .onAfterHandle({ as: 'global' }, ({ route, responseValue }) => {
-      if (route === '/openapi.json') dropNullable(responseValue)
-    })
+    .get('/docs', () => new Response(PAGE, { headers: hardened(DOCS_CSP, 'text/html; charset=utf-8') }), { detail: { hide: true } })
+    .get(
+      '/docs/assets/*',
+      ({ path }) => {
+        const asset = DOCS_ASSETS[path]
+        if (!asset) throw notFound('Asset')
+        return new Response(asset.body(), { headers: hardened(DOCS_CSP, asset.type, { 'cache-control': 'public, max-age=3600' }) })
+      },
+      { detail: { hide: true } },
+    )
     .use(openapi({
     path: '/docs',
     specPath: '/openapi.json',
-    // Scalar's default fonts come from a second origin; the system fonts keep the CSP to the one script origin.
-    scalar: { withDefaultFonts: false },
+    provider: null,
     documentation: {
       info: {
         title: 'Financial Operations Service',
