@@ -231,6 +231,23 @@ for (const make of [diskBackend, s3Backend]) {
       expect(exact.body.size_bytes).toBe(MAX)
     })
 
+    test("the part's own Content-Type decides the type, never the file name's extension", async () => {
+      const c = await t.newCompany()
+      const op = await newOperation(t, c)
+      const part = (fileName: string, type?: string) =>
+        `--b0und\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\n${type ? `Content-Type: ${type}\r\n` : ''}\r\nhola\r\n--b0und--\r\n`
+      const send = (fileName: string, type?: string) =>
+        upload(c.key, op.id, part(fileName, type), { 'content-type': 'multipart/form-data; boundary=b0und' })
+
+      const disguised = await send('factura.pdf', 'text/html')
+      expect(disguised.status).toBe(415)
+      expect(disguised.body.code).toBe('UNSUPPORTED_MEDIA_TYPE')
+      expect((await send('setup.exe', 'text/plain; charset=utf-8')).body.mime_type).toBe('text/plain')
+      expect((await send('scan', 'IMAGE/PNG')).body.mime_type).toBe('image/png')
+      expect((await send('a.pdf')).body.mime_type).toBe('application/octet-stream')
+      expect((await upload(c.key, op.id, form('x', 'notes', 'text/csv'))).body.mime_type).toBe('text/csv')
+    })
+
     test('400 for a missing or malformed file part and for bad ids; 401 without a key', async () => {
       const c = await t.newCompany()
       const op = await newOperation(t, c)

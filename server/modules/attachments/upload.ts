@@ -34,8 +34,33 @@ function mediaType(raw: string): string {
 }
 
 /**
+ * The Content-Type header of each part named `field`, in order (null when a part sends none). Bun's
+ * multipart parser types a file part by its file name's extension and drops the part's own header, while
+ * the contract types an upload by that header, so the part headers are read from the raw body here.
+ */
+function declaredPartTypes(body: Buffer, boundary: string, field: string): (string | null)[] {
+  const opening = Buffer.from(`--${boundary}`)
+  const delimiter = Buffer.from(`\r\n--${boundary}`)
+  const types: (string | null)[] = []
+  let at = body.indexOf(opening)
+  let next = at === -1 ? -1 : at + opening.length
+  while (next !== -1) {
+    if (body[next] === 0x2d && body[next + 1] === 0x2d) break
+    const headersEnd = body.indexOf('\r\n\r\n', next)
+    if (headersEnd === -1) break
+    const headers = body.toString('utf8', next, headersEnd)
+    const disposition = /^content-disposition:(.*)$/im.exec(headers)?.[1] ?? ''
+    const name = /;\s*name\s*=\s*(?:"([^"]*)"|([^;\s]+))/i.exec(disposition)
+    if (name && (name[1] ?? name[2]) === field) types.push(/^content-type:(.*)$/im.exec(headers)?.[1].trim() ?? null)
+    at = body.indexOf(delimiter, headersEnd + 4)
+    next = at === -1 ? -1 : at + delimiter.length
+  }
+  return types
+}
+
+/**
  * Reads the multipart field `file` of an upload. A body declared or found larger than the limit (plus room
- * for the multipart framing) is refused before it is read; the file is held once, as the parsed part.
+ * for the multipart framing) is refused before it is read; the body is read once into memory, then parsed.
  */
 export async function readUpload(request: Request, maxBytes: number): Promise<Upload> {
   const contentType = request.headers.get('content-type') ?? ''
@@ -45,11 +70,15 @@ export async function readUpload(request: Request, maxBytes: number): Promise<Up
   const declared = request.headers.get('content-length')
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(maxBytes)
 
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType)
   let over = false
   let form: FormData
+  let declaredType: string | null | undefined
   try {
     const body = declared === null && request.body ? request.body.pipeThrough(capped(limit, () => (over = true))) : request.body
-    form = await new Response(body, { headers: { 'content-type': contentType } }).formData()
+    const raw = Buffer.from(await new Response(body).arrayBuffer())
+    form = await new Response(raw, { headers: { 'content-type': contentType } }).formData()
+    declaredType = boundary ? declaredPartTypes(raw, boundary[1] ?? boundary[2], 'file')[0] : undefined
   } catch {
     if (over) throw tooLarge(maxBytes)
     throw missingFile('Malformed multipart body')
@@ -62,7 +91,7 @@ export async function readUpload(request: Request, maxBytes: number): Promise<Up
   if (typeof part === 'string') throw missingFile('The field file must be a file part (with a filename)')
   if (part.size > maxBytes) throw tooLarge(maxBytes)
 
-  const type = mediaType(part.type)
+  const type = mediaType(declaredType === undefined ? part.type : (declaredType ?? ''))
   if (!ALLOWED.has(type))
     throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Files of type ${type} are not accepted`, {
       accepted: ATTACHMENT_MIME_TYPES,
