@@ -155,6 +155,22 @@ describe('mesas: module flag, auth and permissions', () => {
     const outsiderRead = await d.t.request('GET', `/api/mesas/${m.id}`, { key: outsider.key })
     expect(outsiderRead.status).toBe(403)
     expect(outsiderRead.body.code).toBe('FORBIDDEN')
+    // The permission is checked before the body or query is validated: an incomplete request is still 403.
+    const refused: [string, string, { key: string }, unknown?][] = [
+      ['POST', '/api/mesas', viewer, { name: 'x' }],
+      ['PATCH', `/api/mesas/${m.id}`, viewer, { name: '' }],
+      ['POST', `/api/mesas/${m.id}/lines`, viewer, {}],
+      ['GET', `/api/mesas/${m.id}/infer?operation_id=abc`, outsider],
+      ['POST', `/api/mesas/${m.id}/infer`, outsider, { operation_id: 'abc' }],
+    ]
+    for (const [method, path, who, body] of refused) {
+      const r = await d.t.request(method, path, { key: who.key, body })
+      expect([method, path, r.status, r.body.code]).toEqual([method, path, 403, 'FORBIDDEN'])
+    }
+    // POST infer only reads, so mesas.view is enough for it.
+    const viewerInfer = await d.t.request('POST', `/api/mesas/${m.id}/infer`, { key: viewer.key, body: {} })
+    expect(viewerInfer.status).toBe(400)
+    expect(viewerInfer.body.code).toBe('VALIDATION_ERROR')
 
     const created = await d.t.request('POST', '/api/mesas', {
       key: manager.key,

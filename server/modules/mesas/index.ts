@@ -29,8 +29,12 @@ const detail = (summary: string, permission: string, extra = '') => ({
   description: `${GATE} Needs \`${permission}\`.${extra ? ` ${extra}` : ''}`,
 })
 
-const canView = (caller: Caller) => requirePermission(caller, 'mesas.view', 'mesas.manage')
-const canManage = (caller: Caller) => requirePermission(caller, 'mesas.manage')
+/** Reads (GET, and infer by either method) need `mesas.view` or `mesas.manage`; every other route writes. */
+const INFER_PATH = /^\/api\/mesas\/[^/]+\/infer\/?$/
+function requireMesaPermission(caller: Caller, method: string, path: string) {
+  if (method === 'GET' || method === 'HEAD' || INFER_PATH.test(path)) requirePermission(caller, 'mesas.view', 'mesas.manage')
+  else requirePermission(caller, 'mesas.manage')
+}
 
 const INFER_NOTE =
   'Legs are the operation\'s non-commission transactions on the mesa\'s accounts that count (completed; pending too with include_pending_legs). ' +
@@ -40,15 +44,16 @@ const INFER_NOTE =
 export const mesasModule = (app: AppContext) =>
   new Elysia({ prefix: '/api/mesas' })
     .use(auth(app))
-    // A derive, not a beforeHandle: it must answer before body or query validation does.
-    .derive(async ({ caller }) => {
+    // A derive, not a beforeHandle: the module flag and then the permission answer before body or query validation does,
+    // so a caller who may not use the route gets 403 whatever it sent.
+    .derive(async ({ caller, request, path }) => {
       await requireMesasEnabled(app.db, caller.companyId)
+      requireMesaPermission(caller, request.method, path)
       return {}
     })
     .post(
       '',
       ({ caller, body, headers, set }) => {
-        canManage(caller)
         return createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/mesas', fingerprint: body }, set, (tx) =>
           createMesa(tx, caller, body),
         )
@@ -68,7 +73,6 @@ export const mesasModule = (app: AppContext) =>
     .get(
       '',
       async ({ caller }) => {
-        canView(caller)
         return { data: await listMesas(app.db, caller) }
       },
       { response: { 200: t.Object({ data: t.Array(MesaModel.mesa) }), ...errors(401, 403) }, detail: detail('List live mesas', 'mesas.view') },
@@ -76,7 +80,6 @@ export const mesasModule = (app: AppContext) =>
     .get(
       '/:id',
       ({ caller, params }) => {
-        canView(caller)
         return readMesa(app.db, caller, params.id)
       },
       { params: IdParams, response: { 200: MesaModel.mesa, ...errors(400, 401, 403, 404) }, detail: detail('Get a mesa', 'mesas.view') },
@@ -84,20 +87,18 @@ export const mesasModule = (app: AppContext) =>
     .patch(
       '/:id',
       ({ caller, params, body }) => {
-        canManage(caller)
         return write(app, caller, (tx) => updateMesa(tx, caller, params.id, body))
       },
       {
         params: IdParams,
         body: MesaModel.update,
         response: { 200: MesaModel.mesa, ...errors(400, 401, 403, 404, 409, 422) },
-        detail: detail('Update a mesa', 'mesas.manage', 'Currencies cannot change; account_ids replaces the set with the same checks as create.'),
+        detail: detail('Update a mesa', 'mesas.manage', 'Currencies can change only while the blotter is empty (else 409 CONFLICT); account_ids replaces the set with the same checks as create.'),
       },
     )
     .delete(
       '/:id',
       ({ caller, params }) => {
-        canManage(caller)
         return write(app, caller, (tx) => deleteMesa(tx, caller, params.id))
       },
       {
@@ -109,7 +110,6 @@ export const mesasModule = (app: AppContext) =>
     .get(
       '/:id/infer',
       ({ caller, params, query }) => {
-        canView(caller)
         return infer(app.db, caller, params.id, query.operation_id)
       },
       {
@@ -122,7 +122,6 @@ export const mesasModule = (app: AppContext) =>
     .post(
       '/:id/infer',
       ({ caller, params, query, body }) => {
-        canView(caller)
         return infer(app.db, caller, params.id, body?.operation_id ?? query.operation_id)
       },
       {
@@ -136,7 +135,6 @@ export const mesasModule = (app: AppContext) =>
     .get(
       '/:id/suggestions',
       async ({ caller, params }) => {
-        canView(caller)
         return { data: await suggestions(app.db, caller, params.id) }
       },
       {
@@ -152,7 +150,6 @@ export const mesasModule = (app: AppContext) =>
     .get(
       '/:id/lines',
       async ({ caller, params }) => {
-        canView(caller)
         return { data: await listLines(app.db, caller, params.id) }
       },
       {
@@ -164,7 +161,6 @@ export const mesasModule = (app: AppContext) =>
     .post(
       '/:id/lines',
       ({ caller, params, body, headers, set }) => {
-        canManage(caller)
         return createOnce(
           app,
           caller,
@@ -188,7 +184,6 @@ export const mesasModule = (app: AppContext) =>
     .delete(
       '/:id/lines/:lineId',
       ({ caller, params }) => {
-        canManage(caller)
         return write(app, caller, (tx) => deleteLine(tx, caller, params.id, params.lineId))
       },
       {
@@ -200,7 +195,6 @@ export const mesasModule = (app: AppContext) =>
     .get(
       '/:id/position',
       ({ caller, params }) => {
-        canView(caller)
         return position(app.db, caller, params.id)
       },
       {
