@@ -97,9 +97,18 @@ describe('MCP server', () => {
     const garbage = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { ...headers, 'x-api-key': w.c.key }, body: '{not json' })
     expect(garbage.status).toBe(400)
     expect((await garbage.json()).code).toBe('VALIDATION_ERROR')
-    const noAccept = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': w.c.key }, body: JSON.stringify(init) })
-    expect(noAccept.status).toBe(406)
-    expect(Object.keys(await noAccept.json()).sort()).toEqual(['code', 'error'])
+    // Answers are always JSON, so a client that takes JSON is served whatever else its Accept lists.
+    for (const accept of [undefined, '*/*', 'application/json']) {
+      const res = await fetch(`${base}/api/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': w.c.key, ...(accept && { accept }) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      })
+      expect({ accept, status: res.status, tools: Array.isArray((await res.json()).result?.tools) }).toEqual({ accept, status: 200, tools: true })
+    }
+    const noJson = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/html', 'x-api-key': w.c.key }, body: JSON.stringify(init) })
+    expect(noJson.status).toBe(406)
+    expect(Object.keys(await noJson.json()).sort()).toEqual(['code', 'error'])
     const text = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain', 'x-api-key': w.c.key }, body: 'hola' })
     expect([text.status, (await text.json()).code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE'])
     await expect(connect(viewer.key)).rejects.toThrow()

@@ -10,6 +10,7 @@ const detail = {
   summary: 'Model Context Protocol endpoint (Streamable HTTP) for the messaging tools',
   description: [
     'JSON-RPC 2.0 over the MCP Streamable HTTP transport, stateless: every POST is answered on its own with `application/json` (a notification alone gets 202 with no body).',
+    'Since the answer is always JSON, a request without `Accept`, or with `*/*`, `application/*` or `application/json` alone, is served like one accepting `application/json, text/event-stream`; an `Accept` that rules JSON out is 406.',
     'Auth: `x-api-key` (401 without a valid key); needs `messaging.run` or `messaging.manage` (else 403).',
     '`tools/list` gives the company\'s enabled, live tools (name = slug, input schema from `parameter_schema`);',
     '`tools/call` runs one as `POST /api/messaging/tools/{id}/run` does, with `requested_by` from `_meta.requested_by` or an argument `requested_by`.',
@@ -41,6 +42,20 @@ async function apiError(res: Response): Promise<Response> {
   })
 }
 
+/**
+ * Answers here are always `application/json`, so any client that takes JSON is served: a missing Accept
+ * header, a wildcard or `application/json` alone count as accepting both types the transport insists on.
+ * Only a client that rules JSON out (e.g. `Accept: text/html`) gets the transport's 406.
+ */
+function withLenientAccept(request: Request): Request {
+  const accept = request.headers.get('accept')
+  const takesJson = accept === null || accept.trim() === '' || /(^|,)\s*(\*\/\*|application\/\*|application\/json)\s*(;|,|$)/i.test(accept)
+  if (!takesJson) return request
+  const headers = new Headers(request.headers)
+  headers.set('accept', 'application/json, text/event-stream')
+  return new Request(request, { headers })
+}
+
 const JsonRpc = t.Object({}, { additionalProperties: true, description: 'A JSON-RPC 2.0 message (or batch) of the MCP protocol' })
 
 export const mcpModule = (app: AppContext) =>
@@ -54,7 +69,7 @@ export const mcpModule = (app: AppContext) =>
         const server = mcpServerFor(app, caller, { idempotencyKey })
         await server.connect(transport)
         try {
-          const res = await transport.handleRequest(request)
+          const res = await transport.handleRequest(withLenientAccept(request))
           return res.status >= 400 ? await apiError(res) : res
         } finally {
           // Stateless: with JSON responses the answer is complete here, so the per-request server can go.
