@@ -16,6 +16,17 @@ function validationDetails(error: ValidationError) {
   }
 }
 
+/**
+ * A numeric query parameter that parses but breaks a bound (`pageSize=500`, `type=2`) fails inside Elysia's
+ * coercion with a bare 'property' error that no longer names the parameter; the query string still does.
+ */
+function queryFieldsHolding(value: unknown, request: Request): string[] {
+  if (typeof value !== 'number') return []
+  const names = new Set<string>()
+  for (const [name, raw] of new URL(request.url).searchParams) if (raw.trim() !== '' && Number(raw) === value) names.add(name)
+  return [...names]
+}
+
 /** Postgres errors that are the caller's fault (bad text encoding, out-of-range values) are 400s, not 500s. */
 function clientFaultFromDatabase(error: unknown): boolean {
   const code = (error as { code?: string; cause?: { code?: string } })?.cause?.code ?? (error as { code?: string })?.code
@@ -39,6 +50,13 @@ export const errors = (log: (entry: Record<string, unknown>) => void) =>
         case 'VALIDATION': {
           const v = error as ValidationError
           if (v.type === 'params') return json(400, { error: 'Invalid id in path', code: 'INVALID_ID' })
+          if (v.type === 'property') {
+            const fields = queryFieldsHolding(v.value, request)
+            if (fields.length) {
+              const message = validationDetails(v)[0]?.message ?? 'invalid'
+              return json(400, { error: 'Invalid query', code: 'VALIDATION_ERROR', details: fields.map((field) => ({ field, message })) })
+            }
+          }
           return json(400, { error: `Invalid ${v.type}`, code: 'VALIDATION_ERROR', details: validationDetails(v) })
         }
         case 'PARSE':

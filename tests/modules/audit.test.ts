@@ -66,7 +66,7 @@ describe('audit logs', () => {
       channel: null,
       channel_detail: {},
       timestamp: expect.stringMatching(ISO),
-      before: null,
+      before: {},
       after: expect.objectContaining({ id, name: 'Ana', company_id: c.id, type: 1 }),
       changes: expect.arrayContaining([{ field: 'name', before: null, after: 'Ana' }]),
     })
@@ -89,7 +89,15 @@ describe('audit logs', () => {
       ['delete', 'DELETE'],
       ['create', 'INSERT'],
     ])
-    expect(tagRows.body.data[0].after).toBeNull()
+    expect(tagRows.body.data[0].after).toEqual({})
+    expect(tagRows.body.data[0].before).toMatchObject({ client_id: other.id, tag_id: tag.id })
+
+    // Timestamps inside snapshots and changes are UTC with Z, like every other date-time of the API.
+    const PG_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/
+    expect(ins.after.created_at).toMatch(PG_UTC)
+    expect(Date.parse(ins.after.created_at)).toBe(Date.parse(created.body.created_at))
+    expect(del.after.deleted_at).toMatch(PG_UTC)
+    expect(del.changes.find((x: any) => x.field === 'deleted_at')).toEqual({ field: 'deleted_at', before: null, after: del.after.deleted_at })
   })
 
   test('a deleted employee stays on record by email, without id or name', async () => {
@@ -244,10 +252,11 @@ describe('audit logs', () => {
     expect(beyond.status).toBe(200)
     expect(beyond.body).toEqual({ data: [], pagination: { page: 4, pageSize: 2, total: 5, totalPages: 3 } })
     expect((await audit(t, c.key, 'pageSize=100')).status).toBe(200)
-    for (const q of ['pageSize=101', 'pageSize=0', 'page=0', 'page=-1', 'pageSize=abc']) {
+    for (const q of ['pageSize=101', 'pageSize=0', 'page=0', 'page=-1', 'pageSize=abc', 'employee_id=0']) {
       const r = await audit(t, c.key, q)
       expect(r.status).toBe(400)
       expect(r.body.code).toBe('VALIDATION_ERROR')
+      expect(r.body.details.map((d: any) => d.field)).toEqual([q.split('=')[0]])
     }
   })
 

@@ -138,10 +138,12 @@ describe('clients', () => {
     expect(externals.body.count).toBe(2)
     expect(externals.body.data.map((x: any) => x.id)).toEqual([b1.id])
 
-    for (const q of ['pageSize=0', 'pageSize=201', 'page=0', 'type=2', 'type=x', 'page=abc']) {
+    for (const q of ['pageSize=0', 'pageSize=201', 'page=0', 'type=2', 'type=x', 'page=abc', 'page=-1', 'type=-1']) {
       const r = await t.request('GET', `/api/clients?${q}`, { key: c.key })
       expect(r.status).toBe(400)
       expect(r.body.code).toBe('VALIDATION_ERROR')
+      // `details` names the parameter, also when it parses as a number but breaks a bound.
+      expect(r.body.details.map((d: any) => d.field)).toEqual([q.split('=')[0]])
     }
     const max = await t.request('GET', '/api/clients?pageSize=200', { key: c.key })
     expect(max.status).toBe(200)
