@@ -24,8 +24,9 @@ const actor = t.Object(
   { description: 'PublicAuditActor: all fields null for a change made with a company key.' },
 )
 
-const snapshot = t.Union([t.Record(t.String(), t.Any()), t.Null()], {
-  description: 'Row snapshot; null before a create and after a hard delete. Key hashes and secrets are never recorded.',
+const snapshot = t.Record(t.String(), t.Any(), {
+  description:
+    'Row snapshot with the column names of the table; `{}` before a create and after a hard delete. Timestamps are ISO 8601 UTC with `Z` (microseconds kept). Key hashes and secrets are never recorded.',
 })
 
 const entry = t.Object({

@@ -181,6 +181,28 @@ async function currentEmployees(db: Executor, companyId: number, rows: Row[]) {
   return byEmail
 }
 
+/**
+ * `to_jsonb` writes timestamptz as `2026-01-02T03:04:05.123456+00:00`; the API's times are UTC with `Z`, microseconds
+ * kept. Only timestamp columns (`*_at`, `date`) are touched, so text that merely looks like a time stays as written.
+ */
+const isTimeColumn = (field: string) => field.endsWith('_at') || field === 'date'
+const PG_TIMESTAMPTZ = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,6})?([+-]\d{2}(?::\d{2})?)$/
+
+function utc(field: string, value: unknown): unknown {
+  if (typeof value !== 'string' || !isTimeColumn(field)) return value
+  const m = PG_TIMESTAMPTZ.exec(value)
+  if (!m) return value
+  const at = new Date(`${m[1]}${m[3].length === 3 ? `${m[3]}:00` : m[3]}`)
+  if (Number.isNaN(at.getTime())) return value
+  return `${at.toISOString().slice(0, 19)}${m[2] ?? ''}Z`
+}
+
+/** A row snapshot is always an object (interface 2.8): `{}` before a create and after a hard delete. */
+function snapshot(stored: unknown): Record<string, unknown> {
+  if (!OBJECT(stored)) return {}
+  return Object.fromEntries(Object.entries(stored).map(([k, v]) => [k, utc(k, v)]))
+}
+
 function entryDto(r: Row, actors: Map<string, { id: number; name: string }>) {
   const who = r.actorEmail ? actors.get(r.actorEmail.toLowerCase()) : undefined
   return {
@@ -193,8 +215,10 @@ function entryDto(r: Row, actors: Map<string, { id: number; name: string }>) {
     channel: r.channel ?? null,
     channel_detail: channelDetail(r.channelDetail),
     timestamp: r.createdAt.toISOString(),
-    before: OBJECT(r.before) ? r.before : null,
-    after: OBJECT(r.after) ? r.after : null,
-    changes: Array.isArray(r.changes) ? (r.changes as { field: string; before: unknown; after: unknown }[]) : [],
+    before: snapshot(r.before),
+    after: snapshot(r.after),
+    changes: Array.isArray(r.changes)
+      ? (r.changes as { field: string; before: unknown; after: unknown }[]).map((c) => ({ field: c.field, before: utc(c.field, c.before), after: utc(c.field, c.after) }))
+      : [],
   }
 }
