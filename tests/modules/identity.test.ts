@@ -110,6 +110,26 @@ describe('superadmin', () => {
     expect((await t.request('POST', `/api/superadmin/companies/${c.id}/api-keys`, { bearer: token, body: {} })).status).toBe(400)
     expect((await t.request('POST', `/api/superadmin/companies/${c.id}/api-keys`, { body: { name: 'x' } })).status).toBe(401)
   })
+
+  test('any other superadmin path is 401 without a valid token, 404 with one', async () => {
+    const t = await testApp()
+    const token = await t.superToken()
+    for (const [method, path] of [
+      ['GET', '/api/superadmin/companies'],
+      ['GET', '/api/superadmin/companies/1'],
+      ['DELETE', '/api/superadmin/companies/1'],
+      ['POST', '/api/superadmin/anything'],
+    ]) {
+      const anonymous = await t.request(method, path)
+      expect(anonymous.status).toBe(401)
+      expect(anonymous.body.code).toBe('UNAUTHORIZED')
+      const expired = await t.request(method, path, { bearer: await sign({ email: SUPERADMIN_EMAIL }, { exp: Math.floor(Date.now() / 1000) - 60 }) })
+      expect(expired.status).toBe(401)
+      const allowed = await t.request(method, path, { bearer: token })
+      expect(allowed.status).toBe(404)
+      expect(allowed.body.code).toBe('NOT_FOUND')
+    }
+  })
 })
 
 describe('employees and keys', () => {

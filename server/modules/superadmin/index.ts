@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { errors, IdParams } from '../../lib/models'
 import { CompanyModel } from './model'
+import { notFound } from '../../lib/errors'
 import { createCompany, getCompany, issueKey, superadminVerifier, updateCompany } from './service'
 
 /** Platform operators; the per-company module flags change only here. */
@@ -52,4 +53,8 @@ export const superadmin = (app: AppContext) => {
         detail: { ...detail, summary: 'Issue a company API key (the secret is shown only once)' },
       },
     )
+    // Any other superadmin path still checks the token first: without a valid one it is 401, never a hint of what exists.
+    .all('/*', () => {
+      throw notFound()
+    }, { detail: { hide: true } })
 }
