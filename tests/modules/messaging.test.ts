@@ -210,6 +210,30 @@ describe('messaging tools: CRUD', () => {
     expect(patched.body.mode).toBe('third_party')
   })
 
+  test('money in fixed_config is answered as JSON numbers, however it was sent; runs use the exact value', async () => {
+    const t = await testApp()
+    const w = await world(t)
+    const ex = await tool(t, w, {
+      name: 'Dólar fijo',
+      fixed_config: { toolKind: 'exchange', operationTypeId: w.types.exchange, localAccountId: w.caja.acc.ARS, quoteAccountId: w.caja.acc.USD, quoteAmount: '100.10', fx: '1234.5' },
+    })
+    const cfg = (ex as unknown as { fixed_config: Record<string, unknown> }).fixed_config
+    expect([cfg.quoteAmount, cfg.fx]).toEqual([100.1, 1234.5])
+    const other = await tool(t, w, {
+      name: 'Fija',
+      fixed_config: { toolKind: 'other', operationTypeId: w.types.other, transactions: [{ accountId: w.caja.acc.USD, amount: '-0.30' }] },
+    })
+    const got = await t.request('GET', `/api/messaging/tools/${other.id}`, { key: w.c.key })
+    expect(got.body.fixed_config.transactions[0].amount).toBe(-0.3)
+    const listed = (await t.request('GET', '/api/messaging/tools', { key: w.c.key })).body.data.find((x: { id: number }) => x.id === ex.id)
+    expect(listed.fixed_config.fx).toBe(1234.5)
+    const r = await run(t, w.c.key, ex.id, {})
+    expect(legs(r.body.operation)).toEqual([
+      [w.caja.acc.USD, 100.1, 'USD'],
+      [w.caja.acc.ARS, -123573.45, 'ARS'],
+    ])
+  })
+
   test('permissions, created_by and tenancy', async () => {
     const t = await testApp()
     const w = await world(t)

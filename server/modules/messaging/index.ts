@@ -30,7 +30,8 @@ export const messagingModule = (app: AppContext) =>
           'Needs `messaging.manage`. `slug` defaults to the normalized name; a slug used by another live tool → 409 `SLUG_TAKEN`. ' +
             '`fixed_config.operationTypeId` missing or of another company → 422 `OPERATION_TYPE_NOT_FOUND`, of another kind → 422 `OPERATION_TYPE_KIND_MISMATCH`; ' +
             'accounts, clients and cost centers named in `fixed_config` must be of the company (422 `UNKNOWN_*`). ' +
-            'Each `parameter_schema` key must be a `fixed_config` field of the tool\'s kind (else 400). `created_by` is null for company keys.',
+            'Each `parameter_schema` key must be a `fixed_config` field of the tool\'s kind (else 400). `created_by` is null for company keys. ' +
+            'Money in `fixed_config` (`amount`, `quoteAmount`, `fx`, `transactions[].amount`) is accepted as a number or decimal string and answered as a JSON number.',
         ),
       },
     )
@@ -79,7 +80,8 @@ export const messagingModule = (app: AppContext) =>
           'Run a messaging tool',
           'Needs `messaging.run` or `messaging.manage`. Merges the fixed config with `parameters` (each checked by its declared type; ' +
             'missing or invalid → 422 `INVALID_PARAMETERS`, `details` naming each field key and label; keys the tool does not declare are ignored, so a bot cannot override fixed settings), creates a pending operation and a draft. ' +
-            'Disabled tool → 409 `TOOL_DISABLED`. The audit rows of the operation and its transactions carry `channel` and `channel_detail.requested_by`.',
+            'Disabled tool → 409 `TOOL_DISABLED`. The audit rows of the operation and its transactions carry `channel` and `channel_detail.requested_by`. ' +
+            '`draft.requested_by` is that same resolved requester: `{ contact_id, phone, employee: { id, name } | null, client: { id, name } | null }`.',
         ),
       },
     )

@@ -4,6 +4,7 @@ import type { Executor, Tx } from '../../plugins/database'
 import type { Caller } from '../../plugins/auth'
 import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
 import { iso } from '../../lib/models'
+import { isFiniteDecimal, toJson, toMoney } from '../../lib/money'
 import type { FixedConfigInput, ParameterSchemaInput, ParameterType, ToolDto } from './model'
 
 export type ToolRow = typeof messagingTools.$inferSelect
@@ -65,6 +66,18 @@ export const PARAMETER_FIELDS: Record<ToolKind, Record<string, readonly Paramete
 export const toolKind = (row: ToolRow) => (row.fixedConfig as FixedConfigInput).toolKind
 export const toolParameters = (row: ToolRow) => (row.parameterSchema as { parameters: StoredParameter[] }).parameters
 
+/**
+ * Money in `fixed_config` is stored as sent (number or decimal string), so a run computes from the exact
+ * value; responses carry it as a JSON number, like every other amount.
+ */
+function configDto(config: FixedConfigInput): ToolDto['fixed_config'] {
+  const money = (v: unknown) => (isFiniteDecimal(v) ? toJson(toMoney(v)) : v)
+  const c: Record<string, unknown> = { ...config }
+  for (const field of ['amount', 'quoteAmount', 'fx']) if (c[field] != null) c[field] = money(c[field])
+  if (Array.isArray(c.transactions)) c.transactions = c.transactions.map((t: Record<string, unknown>) => ({ ...t, amount: money(t.amount) }))
+  return c as ToolDto['fixed_config']
+}
+
 export const toolDto = (r: ToolRow): ToolDto => ({
   id: r.id,
   company_id: r.companyId,
@@ -74,7 +87,7 @@ export const toolDto = (r: ToolRow): ToolDto => ({
   enabled: r.enabled,
   company_operation_type_id: r.companyOperationTypeId,
   mode: r.mode as ToolDto['mode'],
-  fixed_config: r.fixedConfig as ToolDto['fixed_config'],
+  fixed_config: configDto(r.fixedConfig as FixedConfigInput),
   parameter_schema: { parameters: toolParameters(r) },
   created_by: r.createdBy,
   created_at: r.createdAt.toISOString(),
