@@ -183,7 +183,7 @@ describe('home metrics', () => {
     expect((await home(t, c.key)).body.dayPnl).toEqual([])
   })
 
-  test('cost centers: expense budget of the local month against completed debits charged to them', async () => {
+  test('cost centers: expense budget of the local month against the completed expenses charged to them', async () => {
     const t = await testApp()
     const c = await t.newCompany()
     const l = await ledger(t, c)
@@ -207,7 +207,11 @@ describe('home metrics', () => {
     await charge([{ account: l.caja.ARS, amount: -888 }], '2024-07-01T00:30:00-03:00') // next month
     await charge([{ account: l.caja.ARS, amount: -999 }], undefined, 'pending')
     await charge([{ account: l.caja.USD, amount: -40 }], '2024-06-10T12:00:00-03:00')
-    await charge([{ account: l.client.USD, amount: -5 }], '2024-06-12T12:00:00-03:00')
+    // An expense advanced by an external payer credits its account and debits no caja (the budget tool's external source).
+    await charge([{ account: l.client.USD, amount: 5 }], '2024-06-12T12:00:00-03:00')
+    // Incomes are not spending: charged to the payer's account, or paid into a caja.
+    await charge([{ account: l.client.USD, amount: -7 }], '2024-06-12T12:00:00-03:00')
+    await charge([{ account: l.caja.USD, amount: 9 }, { account: l.client.USD, amount: -9 }], '2024-06-12T12:00:00-03:00')
     // Not charged to the cost center.
     await operation(t, c, l.typeId, [{ account: l.caja.ARS, amount: -123 }], { completedAt: '2024-06-10T12:00:00-03:00' })
 
@@ -224,6 +228,47 @@ describe('home metrics', () => {
     at(t, '2024-07-01T10:00:00-03:00')
     const july = await home(t, c.key)
     expect(july.body.costCenters[0]).toEqual({ cost_center_id: ccId, name: 'Sucursal', currency: 'ARS', budget: 0, spent: 888 })
+  })
+
+  test('cost centers: the budget tool\'s internal and external expenses are spent, its incomes are not', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const l = await ledger(t, c)
+    const cc = await t.request('POST', '/api/cost-centers', {
+      key: c.key,
+      body: { name: 'Gastos', client_id: l.clientId, default_currency: 'ARS', default_internal_account_id: l.caja.ARS },
+    })
+    expect(cc.status).toBe(201)
+    const budgetType = await t.request('POST', '/api/operation-types', { key: c.key, body: { name: 'Presupuesto', kind: 'budget' } })
+    const tool = async (slug: string, config: Record<string, unknown>) => {
+      const r = await t.request('POST', '/api/messaging/tools', {
+        key: c.key,
+        body: {
+          name: slug,
+          fixed_config: { toolKind: 'budget', operationTypeId: budgetType.body.id, costCenterId: cc.body.id, ...config },
+          parameter_schema: { parameters: [{ key: 'amount', label: 'Monto', type: 'amount', required: true }] },
+        },
+      })
+      expect(r.status).toBe(201)
+      return r.body.id as number
+    }
+    const payer = { paymentSourceMode: 'external', payerClientId: l.clientId }
+    const runs: [number, number][] = [
+      [await tool('gasto-caja', {}), 100],
+      [await tool('gasto-socio', payer), 1000],
+      [await tool('ingreso-caja', { direction: 'income' }), 50],
+      [await tool('ingreso-socio', { direction: 'income', ...payer }), 10000],
+    ]
+    for (const [id, amount] of runs) {
+      const run = await t.request('POST', `/api/messaging/tools/${id}/run`, {
+        key: c.key,
+        body: { parameters: { amount }, requested_by: { contact_id: 1, phone: '+5491100000000' } },
+      })
+      expect(run.status).toBe(201)
+      expect((await t.request('POST', `/api/operations/${run.body.operation.id}/approve`, { key: c.key })).status).toBe(200)
+    }
+    const res = await home(t, c.key)
+    expect(res.body.costCenters).toEqual([{ cost_center_id: cc.body.id, name: 'Gastos', currency: 'ARS', budget: 0, spent: 1100 }])
   })
 
   test('cross-tenant: another company sees none of it', async () => {

@@ -15,8 +15,10 @@ const description = [
   '  `completed_at` is today.',
   '- `costCenters`: per cost center and currency (every currency with an `expense` budget or spending this month, and always',
   '  the default currency): `budget` = the `expense` budget of the current local month (`year`, `period` = month);',
-  '  `spent` = the sum, as positive amounts, of the debits (negative `amount`) of completed transactions of operations whose',
-  '  `cost_center_id` is the cost center, completed (`completed_at`) within the current local month, in that currency.',
+  '  `spent` = the expenses of operations whose `cost_center_id` is the cost center, over their transactions in that currency',
+  '  completed (`completed_at`) within the current local month. An operation\'s expense is what left the company: the net',
+  '  outflow of its cajas (type 0 accounts) when it moves any (a payment from a caja counts once, a caja-to-caja transfer 0),',
+  '  else the net credit to external (type 1) accounts, i.e. an expense advanced by an external payer; incomes count 0.',
   '',
   'Company API keys need nothing more (no metrics-password cookie); employee keys need `metrics.view`. Figures are company-wide.',
 ].join('\n')

@@ -24,7 +24,9 @@ export const MetricsModel = {
         name: t.String(),
         currency: t.String(),
         budget: Num("The cost center's `expense` budget for the current month in this currency (0 when none)"),
-        spent: Num('Debits (as positive amounts) of completed transactions of the cost center’s operations, completed this month, in this currency'),
+        spent: Num(
+          'Expenses of the cost center’s operations completed this month in this currency: net caja (type 0) outflow, or, with no caja leg, net credit to external accounts',
+        ),
       }),
     ),
   }),

@@ -81,6 +81,11 @@ async function commissions(database: Database, db: Executor, companyId: number, 
 /**
  * Budget against spending per cost center and currency for the month: every currency with an `expense`
  * budget this month or with spending this month, and always the cost center's default currency.
+ *
+ * An operation's expense is what left the company: the net outflow of its cajas (type 0 accounts) when it moves
+ * any, else (an expense advanced by an external payer, which debits no caja) the net credit to the external
+ * accounts. So the budget tool's four shapes read right (internal or external, expense or income counts 0), a
+ * payment from a caja to a supplier counts once, and a transfer between cajas counts nothing.
  */
 async function costCenters(database: Database, db: Executor, companyId: number, date: string, month: Period) {
   const year = Number(date.slice(0, 4))
@@ -89,12 +94,18 @@ async function costCenters(database: Database, db: Executor, companyId: number, 
     sql`with budget as (
         select cost_center_id, currency, amount from cost_center_budgets
         where company_id = ${companyId} and kind = 'expense' and year = ${year} and period = ${period}
-      ), spent as (
-        select o.cost_center_id, t.currency, sum(-t.amount) as amount
+      ), per_operation as (
+        select o.cost_center_id, t.currency,
+          case when bool_or(c.type = 0) then -sum(t.amount) filter (where c.type = 0) else sum(t.amount) end as amount
         from transactions t join operations o on o.id = t.operation_id
-        where t.company_id = ${companyId} and o.cost_center_id is not null and t.status = 'completed' and t.amount < 0
+        join accounts a on a.id = t.account_id join clients c on c.id = a.client_id
+        where t.company_id = ${companyId} and o.cost_center_id is not null and t.status = 'completed'
           and t.completed_at >= ${month.start}::timestamptz and t.completed_at < ${month.end}::timestamptz
-        group by o.cost_center_id, t.currency
+        group by o.id, o.cost_center_id, t.currency
+      ), spent as (
+        select cost_center_id, currency, sum(amount) as amount from per_operation
+        where amount > 0
+        group by cost_center_id, currency
       ), slot as (
         select id as cost_center_id, default_currency as currency from cost_centers where company_id = ${companyId}
         union select cost_center_id, currency from budget
