@@ -386,4 +386,22 @@ describe('clients', () => {
     expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED')
     expect((await t.request('GET', '/api/clients', { key: c.key })).body.count).toBe(1)
   })
+
+  test('Idempotency-Key on tagging a client replays the first answer, status included', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const client = await newClient(t, c, { name: 'India', type: 1 })
+    const tag = (await t.request('POST', '/api/tags', { key: c.key, body: { name: 'VIP', color: '#123456' } })).body
+    const other = (await t.request('POST', '/api/tags', { key: c.key, body: { name: 'Otro', color: '#654321' } })).body
+    const headers = { 'idempotency-key': 'tag-attach-1' }
+    const first = await t.request('POST', `/api/clients/${client.id}/tags`, { key: c.key, body: { tag_id: tag.id }, headers })
+    const second = await t.request('POST', `/api/clients/${client.id}/tags`, { key: c.key, body: { tag_id: tag.id }, headers })
+    expect(first.status).toBe(201)
+    expect(second.status).toBe(201)
+    expect(second.body).toEqual(first.body)
+    await t.request('POST', `/api/clients/${client.id}/tags`, { key: c.key, body: { tag_id: other.id } })
+    const reused = await t.request('POST', `/api/clients/${client.id}/tags`, { key: c.key, body: { tag_id: other.id }, headers })
+    expect(reused.status).toBe(409)
+    expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED')
+  })
 })

@@ -125,10 +125,14 @@ export const clientsModule = (app: AppContext) =>
       '/clients/:id/tags',
       async ({ caller, params, body, headers, set }) => {
         requirePermission(caller, 'clients.edit')
-        const existing = await findClientTag(app.db, caller, params.id, body.tag_id)
-        if (existing) return existing
+        const key = headers['idempotency-key']
+        // With an Idempotency-Key the stored first answer wins, so the key is consulted before the no-op shortcut.
+        if (key === undefined) {
+          const existing = await findClientTag(app.db, caller, params.id, body.tag_id)
+          if (existing) return existing
+        }
         const path = `/api/clients/${params.id}/tags`
-        return createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path, fingerprint: body }, set, (tx) =>
+        return createOnce(app, caller, { key, method: 'POST', path, fingerprint: body }, set, (tx) =>
           attachTag(tx, caller, params.id, body.tag_id),
         )
       },
@@ -138,7 +142,7 @@ export const clientsModule = (app: AppContext) =>
         response: { 200: ClientModel.clientTag, 201: ClientModel.clientTag, ...errors(400, 401, 403, 404, 409, 422) },
         detail: detail(
           'Put a tag on a client',
-          `201 with the new client-tag; when the tag is already on the client the call is a no-op answering 200 with the existing client-tag. A tag of another company or unknown is 422 UNKNOWN_TAG. ${EDIT}`,
+          `201 with the new client-tag; when the tag is already on the client the call is a no-op answering 200 with the existing client-tag. With an Idempotency-Key the first answer is the one replayed (201 with the client-tag, existing or new); the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. A tag of another company or unknown is 422 UNKNOWN_TAG. ${EDIT}`,
         ),
       },
     )
