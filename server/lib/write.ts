@@ -79,29 +79,42 @@ export async function createOnce<T>(
   fn: (tx: Tx) => Promise<T>,
   opts: WriteOptions & { status?: number } = {},
 ): Promise<T> {
-  const status = opts.status ?? 201
+  return claimOnce(app, caller.companyId, (body) => write(app, caller, body, opts), req, set, fn, opts.status ?? 201)
+}
+
+/** Claims of creates made outside any company (superadmin company creation); no company has id 0. */
+export const PLATFORM_SCOPE = 0
+
+/** createOnce for a caller that opens its own transaction; `scope` is the company the key belongs to. */
+export async function claimOnce<T>(
+  app: AppContext,
+  scope: number,
+  run: (body: (tx: Tx) => Promise<T>) => Promise<T>,
+  req: IdempotentRequest,
+  set: { status?: number | string },
+  fn: (tx: Tx) => Promise<T>,
+  status = 201,
+): Promise<T> {
   if (req.key === undefined) {
-    const body = await write(app, caller, fn, opts)
+    const body = await run(fn)
     set.status = status
     return body
   }
   if (req.key.length < 1 || req.key.length > 255) throw invalid('Idempotency-Key must be 1 to 255 characters')
   const hash = sha256(`${req.method} ${req.path}\n${JSON.stringify(req.fingerprint ?? null)}`)
   try {
-    const body = await write(
-      app,
-      caller,
+    const body = await run(
       async (tx) => {
         const claimed = await tx
           .insert(idempotencyKeys)
-          .values({ companyId: caller.companyId, key: req.key!, requestHash: hash, status, response: {} })
+          .values({ companyId: scope, key: req.key!, requestHash: hash, status, response: {} })
           .onConflictDoNothing()
           .returning({ key: idempotencyKeys.key })
         if (claimed.length === 0) {
           const [prior] = await tx
             .select()
             .from(idempotencyKeys)
-            .where(and(eq(idempotencyKeys.companyId, caller.companyId), eq(idempotencyKeys.key, req.key!)))
+            .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, req.key!)))
             .for('update')
           if (app.clock().getTime() - prior.createdAt.getTime() < RETENTION_MS) {
             if (prior.requestHash !== hash)
@@ -111,16 +124,15 @@ export async function createOnce<T>(
           await tx
             .update(idempotencyKeys)
             .set({ requestHash: hash, status, response: {}, createdAt: app.clock() })
-            .where(and(eq(idempotencyKeys.companyId, caller.companyId), eq(idempotencyKeys.key, req.key!)))
+            .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, req.key!)))
         }
         const result = await fn(tx)
         await tx
           .update(idempotencyKeys)
           .set({ response: JSON.parse(JSON.stringify(result ?? null)) })
-          .where(and(eq(idempotencyKeys.companyId, caller.companyId), eq(idempotencyKeys.key, req.key!)))
+          .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, req.key!)))
         return result
       },
-      opts,
     )
     set.status = status
     return body

@@ -111,6 +111,22 @@ describe('superadmin', () => {
     expect((await t.request('POST', `/api/superadmin/companies/${c.id}/api-keys`, { body: { name: 'x' } })).status).toBe(401)
   })
 
+  test('company creation honours Idempotency-Key', async () => {
+    const t = await testApp()
+    const token = await t.superToken()
+    const headers = { 'idempotency-key': `company-${crypto.randomUUID()}` }
+    const first = await t.request('POST', '/api/superadmin/companies', { bearer: token, body: { name: 'Casa Idem' }, headers })
+    const second = await t.request('POST', '/api/superadmin/companies', { bearer: token, body: { name: 'Casa Idem' }, headers })
+    expect(first.status).toBe(201)
+    expect(second.status).toBe(201)
+    expect(second.body).toEqual(first.body)
+    const reused = await t.request('POST', '/api/superadmin/companies', { bearer: token, body: { name: 'Otra Casa' }, headers })
+    expect(reused.status).toBe(409)
+    expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED')
+    const [{ n }] = await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from companies where name = 'Casa Idem' and id >= ${first.body.id}`)
+    expect(n).toBe(1)
+  })
+
   test('any other superadmin path is 401 without a valid token, 404 with one', async () => {
     const t = await testApp()
     const token = await t.superToken()

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import { sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { errors, IdParams } from '../../lib/models'
+import { claimOnce, PLATFORM_SCOPE } from '../../lib/write'
 import { CompanyModel } from './model'
 import { notFound } from '../../lib/errors'
 import { createCompany, getCompany, issueKey, superadminVerifier, updateCompany } from './service'
@@ -19,12 +20,25 @@ export const superadmin = (app: AppContext) => {
     .derive(async ({ headers }) => ({ operator: await verify(headers.authorization) }))
     .post(
       '/companies',
-      async ({ operator, body, set }) => {
-        const company = await inTx(operator, (tx) => createCompany(tx, body))
-        set.status = 201
-        return company
+      ({ operator, body, headers, set }) =>
+        claimOnce(
+          app,
+          PLATFORM_SCOPE,
+          (fn) => inTx(operator, fn),
+          { key: headers['idempotency-key'], method: 'POST', path: '/api/superadmin/companies', fingerprint: body },
+          set,
+          (tx) => createCompany(tx, body),
+        ),
+      {
+        body: CompanyModel.create,
+        response: { 201: CompanyModel.company, ...errors(400, 401, 409) },
+        detail: {
+          ...detail,
+          summary: 'Create a company',
+          description:
+            'Accepts `Idempotency-Key`: the same key and body within 24 h answer the first company again; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED.',
+        },
       },
-      { body: CompanyModel.create, response: { 201: CompanyModel.company, ...errors(400, 401) }, detail: { ...detail, summary: 'Create a company' } },
     )
     .patch(
       '/companies/:id',
