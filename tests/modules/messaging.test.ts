@@ -542,6 +542,41 @@ describe('messaging tools: runs', () => {
     expect(ok.body.operation.client_id).toBe(w.juan.id)
   })
 
+  test('a date parameter sets the operation date on every kind; a bad or impossible date is named', async () => {
+    const t = await testApp()
+    const w = await world(t)
+    const tl = await tool(t, w, {
+      name: 'Gasto con fecha',
+      fixed_config: { toolKind: 'budget', operationTypeId: w.types.budget, costCenterId: w.cc.id, amount: 10 },
+      parameter_schema: { parameters: [{ key: 'date', label: 'Fecha', type: 'date', required: false }] },
+    })
+    const dated = await run(t, w.c.key, tl.id, { parameters: { date: '2025-03-10' } })
+    expect(dated.status).toBe(201)
+    expect(dated.body.operation.date).toBe('2025-03-10T03:00:00.000Z')
+    const exact = await run(t, w.c.key, tl.id, { parameters: { date: '2025-03-10T15:30:00Z' } })
+    expect(exact.body.operation.date).toBe('2025-03-10T15:30:00.000Z')
+    const undated = await run(t, w.c.key, tl.id, {})
+    expect(undated.status).toBe(201)
+    for (const bad of ['2025-02-30', 'mañana', '2025-03-10T15:30']) {
+      const r = await run(t, w.c.key, tl.id, { parameters: { date: bad } })
+      expect([bad, r.status, r.body.code, r.body.details?.[0].field]).toEqual([bad, 422, 'INVALID_PARAMETERS', 'date'])
+    }
+    for (const kind of ['up_down', 'exchange', 'other'])
+      expect(
+        (await createTool(t, w.c.key, {
+          name: `Con fecha ${kind}`,
+          fixed_config: { toolKind: kind, operationTypeId: w.types[kind] },
+          parameter_schema: { parameters: [{ key: 'date', label: 'Fecha', type: 'date' }] },
+        })).status,
+      ).toBe(201)
+    const wrongType = await createTool(t, w.c.key, {
+      name: 'Fecha como monto',
+      fixed_config: { toolKind: 'other', operationTypeId: w.types.other },
+      parameter_schema: { parameters: [{ key: 'date', label: 'Fecha', type: 'amount' }] },
+    })
+    expect(wrongType.status).toBe(400)
+  })
+
   test('disabled tool 409, requested_by checks, Idempotency-Key replays the same operation', async () => {
     const t = await testApp()
     const w = await world(t)

@@ -30,7 +30,7 @@ export const messagingModule = (app: AppContext) =>
           'Needs `messaging.manage`. `slug` defaults to the normalized name; a slug used by another live tool → 409 `SLUG_TAKEN`. ' +
             '`fixed_config.operationTypeId` missing or of another company → 422 `OPERATION_TYPE_NOT_FOUND`, of another kind → 422 `OPERATION_TYPE_KIND_MISMATCH`; ' +
             'accounts, clients and cost centers named in `fixed_config` must be of the company (422 `UNKNOWN_*`). ' +
-            'Each `parameter_schema` key must be a `fixed_config` field of the tool\'s kind (else 400). `created_by` is null for company keys. ' +
+            'Each `parameter_schema` key must be a `fixed_config` field of the tool\'s kind, or `date` (type `date`: the operation\'s date, default now), else 400. `created_by` is null for company keys. ' +
             'Money in `fixed_config` (`amount`, `quoteAmount`, `fx`, `transactions[].amount`) is accepted as a number or decimal string and answered as a JSON number.',
         ),
       },

@@ -100,7 +100,7 @@ export type ParameterType = (typeof PARAMETER_TYPES)[number]
 
 const Parameter = t.Object(
   {
-    key: t.String({ minLength: 1, maxLength: 64, description: 'Name of the `fixed_config` field this parameter fills, e.g. `amount`' }),
+    key: t.String({ minLength: 1, maxLength: 64, description: 'Name of the `fixed_config` field this parameter fills, e.g. `amount`; or `date` (type `date`), the operation\'s date' }),
     label: t.Optional(t.String({ maxLength: 200, description: 'What the bot shows the person; defaults to the key' })),
     type: t.Union(PARAMETER_TYPES.map((p) => t.Literal(p))),
     required: t.Optional(t.Boolean({ default: true, description: 'Default true' })),

@@ -29,6 +29,7 @@ const DEFAULT_LABELS: Record<string, string> = {
   internalAccountId: 'Caja',
   payerClientId: 'Cliente pagador',
   transactions: 'Movimientos',
+  date: 'Fecha',
 }
 
 /** One parameter problem; `field` is the parameter key, so a bot can ask the person for exactly that. */
@@ -75,8 +76,11 @@ function parseValue(p: StoredParameter, raw: unknown, currencies: string[]): { v
       return match ? { value: match } : `must be one of the company's currencies: ${currencies.join(', ') || '(none)'}`
     }
     case 'date': {
-      const ok = typeof raw === 'string' && (/^\d{4}-\d{2}-\d{2}$/.test(raw) || /^\d{4}-\d{2}-\d{2}T/.test(raw)) && !Number.isNaN(Date.parse(raw))
-      return ok ? { value: raw } : 'must be a date (YYYY-MM-DD) or an ISO date-time'
+      const s = typeof raw === 'string' ? raw.trim() : ''
+      const day = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$/.exec(s)?.[1]
+      // A calendar day that does not exist (2025-02-30) must not reach the database as a date.
+      const ok = day !== undefined && !Number.isNaN(Date.parse(s)) && new Date(`${day}T00:00:00Z`).toISOString().startsWith(day)
+      return ok ? { value: s } : 'must be a date (YYYY-MM-DD) or an ISO date-time with a time zone'
     }
     case 'side': {
       const s = typeof raw === 'string' ? raw.trim().toLowerCase() : ''
@@ -387,6 +391,7 @@ export async function runTool(tx: Tx, caller: Caller, toolId: number, input: Run
     description,
     client_id: built.clientId,
     cost_center_id: built.costCenterId,
+    ...(m.fromParameter.has('date') && { date: String(m.values.date) }),
     transactions: built.legs.map((l) => ({
       account_id: l.accountId,
       amount: toMoney(l.amount),

@@ -30,10 +30,16 @@ export function slugify(text: string): string {
     .replace(/^-+|-+$/g, '')
 }
 
-/** Which `fixed_config` fields a parameter may fill, per kind, and the parameter types that fit each. */
+/**
+ * Which fields a parameter may fill, per kind, and the parameter types that fit each. Besides the
+ * `fixed_config` fields, every kind takes `date`, the operation's date (default: now), since no
+ * `fixed_config` field is a date and the `date` parameter type would otherwise fill nothing.
+ */
 const ID = ['account', 'number'] as const
+const DATE = ['date'] as const
 export const PARAMETER_FIELDS: Record<ToolKind, Record<string, readonly ParameterType[]>> = {
   up_down: {
+    date: DATE,
     mode: ['string'],
     direction: ['string'],
     sourceAccountId: ID,
@@ -44,6 +50,7 @@ export const PARAMETER_FIELDS: Record<ToolKind, Record<string, readonly Paramete
     description: ['string'],
   },
   exchange: {
+    date: DATE,
     localAccountId: ID,
     quoteAccountId: ID,
     side: ['side', 'string'],
@@ -51,6 +58,7 @@ export const PARAMETER_FIELDS: Record<ToolKind, Record<string, readonly Paramete
     fx: ['amount', 'number'],
   },
   budget: {
+    date: DATE,
     costCenterId: ['cost_center', 'number'],
     direction: ['string'],
     paymentSourceMode: ['string'],
@@ -60,7 +68,7 @@ export const PARAMETER_FIELDS: Record<ToolKind, Record<string, readonly Paramete
     currency: ['currency', 'string'],
     description: ['string'],
   },
-  other: { description: ['string'] },
+  other: { date: DATE, description: ['string'] },
 }
 
 export const toolKind = (row: ToolRow) => (row.fixedConfig as FixedConfigInput).toolKind
