@@ -27,16 +27,16 @@ function freePort(): number {
   return port
 }
 
-function environment(port: number): Record<string, string> {
+function environment(port: number, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
   for (const k of ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_BUCKET', 'SIGNING_SECRET', 'SUPERADMIN_JWKS_URL']) delete env[k]
-  return { ...env, PORT: String(port), DATA_DIR: dataDir, SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: EMAIL, PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
+  return { ...env, PORT: String(port), DATA_DIR: dataDir, SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: EMAIL, PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...extra }
 }
 
-async function start() {
+async function start(extra: Record<string, string> = {}) {
   const port = freePort()
-  const proc = Bun.spawn([process.execPath, 'server/main.ts'], { cwd: ROOT, env: environment(port), stdout: 'ignore', stderr: 'pipe' })
+  const proc = Bun.spawn([process.execPath, 'server/main.ts'], { cwd: ROOT, env: environment(port, extra), stdout: 'ignore', stderr: 'pipe' })
   running.push(proc)
   const base = `http://127.0.0.1:${port}`
   for (let attempt = 0; attempt < 600; attempt++) {
@@ -93,5 +93,24 @@ describe('embedded default', () => {
     const trail = await call(second.base, 'GET', '/api/audit-logs?table=client', { key: key.body.key })
     expect(trail.body.data.map((e: any) => e.entity_id)).toEqual([client.body.id])
     expect(await stop(second.proc)).toBe(0)
+  }, 180_000)
+
+  test('an upload well over MAX_UPLOAD_BYTES is refused by the route with its 413 body, not by the bare listener limit', async () => {
+    const server = await start({ MAX_UPLOAD_BYTES: String(1024 * 1024) })
+    const bearer = await token()
+    const company = await call(server.base, 'POST', '/api/superadmin/companies', { bearer, body: { name: 'Subidas' } })
+    const key = (await call(server.base, 'POST', `/api/superadmin/companies/${company.body.id}/api-keys`, { bearer, body: { name: 'main' } })).body.key
+    const type = await call(server.base, 'POST', '/api/operation-types', { key, body: { name: 'Gastos', kind: 'other' } })
+    const caja = await call(server.base, 'POST', '/api/clients', { key, body: { name: 'Caja', type: 0, accounts: [{ currency_name: 'ARS' }] } })
+    const op = await call(server.base, 'POST', '/api/operations', {
+      key,
+      body: { operation_type_id: type.body.id, transactions: [{ account_id: caja.body.accounts[0].id, amount: 1 }] },
+    })
+    const form = new FormData()
+    form.append('file', new File([new Uint8Array(2.5 * 1024 * 1024)], 'grande.pdf', { type: 'application/pdf' }))
+    const r = await fetch(`${server.base}/api/operations/${op.body.id}/attachments`, { method: 'POST', headers: { 'x-api-key': key }, body: form })
+    expect(r.status).toBe(413)
+    expect(await r.json()).toEqual({ error: expect.any(String), code: 'FILE_TOO_LARGE' })
+    expect(await stop(server.proc)).toBe(0)
   }, 180_000)
 })
