@@ -4,12 +4,29 @@ import { openapi } from '@elysiajs/openapi'
 import { ErrorBody } from '../lib/models'
 import { notFound } from '../lib/errors'
 
-/** OpenAPI 3.1 has no `nullable`; the schemas already say it with a `null` branch, so the keyword goes. */
-function dropNullable(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(dropNullable)
+const isCoercedString = (b: unknown) =>
+  !!b && typeof b === 'object' && (b as { type?: unknown }).type === 'string' &&
+  ['integer', 'numeric'].includes((b as { format?: string }).format ?? '')
+
+/**
+ * Two fixes to the generated document: OpenAPI 3.1 has no `nullable` (the schemas already say it with a `null`
+ * branch), and numbers the framework also accepts as numeric strings appear as "string or number" — documented
+ * here as the number they are (in a path or query they travel as text anyway).
+ */
+function tidy(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(tidy)
   if (!node || typeof node !== 'object') return
-  delete (node as Record<string, unknown>).nullable
-  for (const value of Object.values(node)) dropNullable(value)
+  const schema = node as Record<string, unknown>
+  delete schema.nullable
+  const branches = schema.anyOf
+  if (Array.isArray(branches) && branches.length === 2 && branches.some(isCoercedString)) {
+    const numeric = branches.find((b) => !isCoercedString(b)) as Record<string, unknown> | undefined
+    if (numeric && (numeric.type === 'integer' || numeric.type === 'number')) {
+      delete schema.anyOf
+      Object.assign(schema, numeric, { ...schema, type: numeric.type })
+    }
+  }
+  for (const value of Object.values(schema)) tidy(value)
 }
 
 /**
@@ -66,7 +83,7 @@ export const docs = () =>
   new Elysia({ name: 'docs' })
     .onAfterHandle({ as: 'global' }, ({ route, responseValue, set }) => {
       if (route !== '/openapi.json') return
-      dropNullable(responseValue)
+      tidy(responseValue)
       Object.assign(set.headers, hardened(SPEC_CSP, 'application/json; charset=utf-8'))
     })
     .get('/docs', () => new Response(PAGE, { headers: hardened(DOCS_CSP, 'text/html; charset=utf-8') }), { detail: { hide: true } })
