@@ -4,6 +4,7 @@ import type { Database, Executor, Tx } from '../../plugins/database'
 import type { Caller } from '../../plugins/auth'
 import { ApiError, notFound, unprocessable } from '../../lib/errors'
 import { dec, toJson } from '../../lib/money'
+import { isoSql } from '../../lib/time'
 
 type ClientRow = typeof clients.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -80,9 +81,6 @@ const live = (caller: Caller) => and(eq(clients.companyId, caller.companyId), is
 
 /** `%`, `_` and the escape character itself are literal in the description filter. */
 export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
-
-/** A timestamp as the API writes it: ISO 8601 UTC with milliseconds and `Z`, like `Date#toISOString`. */
-const isoSql = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
  * The list in one statement: the filter runs once (its matches are both counted and paged), and Postgres

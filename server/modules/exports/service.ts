@@ -3,6 +3,7 @@ import { clients, companies, externalGrants } from '../../../db/schema'
 import type { Database, Executor, Tx } from '../../plugins/database'
 import { authenticate, clientScope, requirePermission, type Caller } from '../../plugins/auth'
 import { invalid, notFound, unauthorized } from '../../lib/errors'
+import { isoSql } from '../../lib/time'
 import { credentialPrefix, newCredential, sameDigest, sha256 } from '../../lib/secrets'
 import { dec, type Dec } from '../../lib/money'
 import type { AppContext } from '../../context'
@@ -201,7 +202,7 @@ export async function* accountRows(database: Database, db: Executor, account: St
     const rows: { id: number; operation_id: number; at: string; completed_at: string; description: string; amount: string }[] =
       await database.rows(
         sql`select t.id, t.operation_id, ${exact(sql`t.completed_at`)} as at,
-            to_char(t.completed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as completed_at,
+            ${isoSql(sql`t.completed_at`)} as completed_at,
             case when t.description <> '' then t.description else o.description end as description, t.amount::text as amount
           from transactions t join operations o on o.id = t.operation_id
           where t.account_id = ${account.id} and t.status = 'completed' and t.completed_at is not null

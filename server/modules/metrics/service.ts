@@ -4,25 +4,17 @@ import type { Database, Executor } from '../../plugins/database'
 import { requirePermission, type Caller } from '../../plugins/auth'
 import { D, type Dec } from '../../lib/money'
 import { readSnapshot } from '../../lib/write'
+import { isoSql, localDate } from '../../lib/time'
 import { computePosition, type CostingMethod } from '../mesas/costing'
 import { mesaTrades } from '../mesas/service'
 
 const num = (value: Dec | string) => Number(value.toString())
-
-/** The calendar date of `at` on the wall clocks of `timezone`. */
-export function localDate(at: Date, timezone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at)
-  const part = (type: string) => parts.find((p) => p.type === type)!.value
-  return `${part('year')}-${part('month')}-${part('day')}`
-}
 
 export interface Period {
   /** inclusive start and exclusive end, ISO UTC */
   start: string
   end: string
 }
-
-const iso = (expr: ReturnType<typeof sql>) => sql`to_char((${expr}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
  * The local day and local month of `date` as UTC instants. Postgres converts local midnights with the zone's
@@ -31,10 +23,10 @@ const iso = (expr: ReturnType<typeof sql>) => sql`to_char((${expr}) at time zone
 export async function localPeriods(database: Database, db: Executor, date: string, timezone: string) {
   const month = `${date.slice(0, 7)}-01`
   const [row] = await database.rows<{ day_start: string; day_end: string; month_start: string; month_end: string }>(
-    sql`select ${iso(sql`(${date}::date)::timestamp at time zone ${timezone}`)} as day_start,
-      ${iso(sql`(${date}::date + 1)::timestamp at time zone ${timezone}`)} as day_end,
-      ${iso(sql`(${month}::date)::timestamp at time zone ${timezone}`)} as month_start,
-      ${iso(sql`(${month}::date + interval '1 month') at time zone ${timezone}`)} as month_end`,
+    sql`select ${isoSql(sql`(${date}::date)::timestamp at time zone ${timezone}`)} as day_start,
+      ${isoSql(sql`(${date}::date + 1)::timestamp at time zone ${timezone}`)} as day_end,
+      ${isoSql(sql`(${month}::date)::timestamp at time zone ${timezone}`)} as month_start,
+      ${isoSql(sql`(${month}::date + interval '1 month') at time zone ${timezone}`)} as month_end`,
     db,
   )
   return { day: { start: row.day_start, end: row.day_end }, month: { start: row.month_start, end: row.month_end } }

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { inArray, eq } from 'drizzle-orm'
 import { companies, ventanillaSettings } from '../../../db/schema'
 import type { AppContext } from '../../context'
-import { buildSnapshot, channelOf, liveTokenIds, localDay } from './service'
+import { buildSnapshot, channelOf, liveTokenIds } from './service'
+import { localDate } from '../../lib/time'
 
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(':\n\n')
@@ -292,7 +293,7 @@ export class VentanillaHub {
         const feed = this.feeds.get(r.id)
         if (!feed || !feed.current) continue
         const tz = r.ownTz ?? r.tz
-        const fingerprint = `${r.displayName ?? r.name}\u0000${tz}\u0000${localDay(now, tz)}`
+        const fingerprint = `${r.displayName ?? r.name}\u0000${tz}\u0000${localDate(now, tz)}`
         if (!r.enabled || fingerprint !== feed.fingerprint) this.schedule(feed)
       }
     } catch (e) {

@@ -5,6 +5,7 @@ import type { Database } from '../../plugins/database'
 import type { Caller } from '../../plugins/auth'
 import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
 import { dec, toJson, toMoney } from '../../lib/money'
+import { localDate } from '../../lib/time'
 import { credentialPrefix, newCredential, sameDigest, sha256 } from '../../lib/secrets'
 import { validTimezone } from '../superadmin/service'
 import type { Snapshot, SnapshotCall } from './model'
@@ -20,13 +21,6 @@ export const channelOf = (companyId: number) => `ventanilla_${companyId}`
 /** Notifications are delivered at commit, so listeners never rebuild from a change that was rolled back. */
 export async function publish(tx: Tx, companyId: number, payload = 'change') {
   await tx.execute(sql`select pg_notify(${channelOf(companyId)}, ${payload})`)
-}
-
-/** The calendar day at `at` in `timezone`, as YYYY-MM-DD. */
-export function localDay(at: Date, timezone: string): string {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at)
-  const get = (type: string) => parts.find((p) => p.type === type)!.value
-  return `${get('year')}-${get('month')}-${get('day')}`
 }
 
 /** What the public screen may show of a customer's name; the full name never leaves the server otherwise. */
@@ -304,7 +298,7 @@ const unknownService = (id: number) =>
 export async function createTicket(tx: Tx, caller: Caller, input: { service_id: number; customer_name?: string | null }, now: Date) {
   const service = await liveService(tx, caller.companyId, input.service_id, true)
   if (!service) throw unknownService(input.service_id)
-  const day = localDay(now, await timezoneOf(tx, caller.companyId))
+  const day = localDate(now, await timezoneOf(tx, caller.companyId))
   const [{ next }] = await tx
     .select({ next: sql<number>`coalesce(max(${ventanillaTickets.seq}), 0)::int + 1` })
     .from(ventanillaTickets)
@@ -494,7 +488,7 @@ export async function buildSnapshot(database: Database, companyId: number, now: 
   })
   return {
     companyName: settings.displayName ?? row.name,
-    date: localDay(now, settings.timezone),
+    date: localDate(now, settings.timezone),
     rates: (JSON.parse(row.rates) as { currency: string; buy: string; sell: string }[]).map(rateDto),
     services: services.map((s) => ({ id: Number(s.id), name: s.name, prefix: s.prefix, waiting: Number(s.waiting) })),
     currentCall: calls.length ? toCall(calls[0]) : null,
