@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
-import { figure, printFigures, type Figure } from './lib/common'
+import { figure, freePort, printFigures, sleep, type Figure } from './lib/common'
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PHASES = (process.env.BENCH_CLIENTS ?? '1000,5000').split(',').map(Number)
@@ -46,15 +46,6 @@ const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
 const dbUrl = new URL(ADMIN_URL)
 dbUrl.pathname = `/${dbName}`
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** A port nothing listens on right now, picked by the kernel. */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = probe.port
-  probe.stop(true)
-  return port
-}
 
 /** User + system CPU time of a process so far, in ms (from /proc/<pid>/stat, clock ticks of 10 ms). */
 function cpuMs(pid: number): number {

@@ -16,8 +16,8 @@ import { SignJWT } from 'jose'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { openDatabase, rowsOf } from '../server/plugins/database'
 import { postgresTest, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
+import { startServer } from './server'
 
-const ROOT = join(import.meta.dir, '..')
 const SEED = Number(process.env.CRASH_SEED ?? 20_230_610)
 const ROUNDS = 3
 const WORKERS = 8
@@ -43,49 +43,12 @@ function prng(seed: number) {
   return { next, int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)), pick: <T>(xs: T[]) => xs[Math.floor(next() * xs.length)] }
 }
 
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
-
-interface Server {
-  proc: Subprocess
-  base: string
-}
-
-async function startServer(dataDir: string, databaseUrl: string | undefined, run: number): Promise<Server> {
-  const port = freePort()
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
-  for (const k of ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_BUCKET', 'SUPERADMIN_JWKS_URL']) delete env[k]
-  Object.assign(env, {
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    SIGNING_SECRET: 'crash-test-signing-secret-0123456789',
-    SUPERADMIN_JWT_SECRET: SUPERADMIN_SECRET,
-    SUPERADMIN_EMAILS: SUPERADMIN_EMAIL,
-    RATE_LIMIT_PER_MINUTE: '0',
-    RATE_LIMIT_IP_PER_MINUTE: '0',
-    ...(databaseUrl && { DATABASE_URL: databaseUrl }),
-  })
+/** Each run logs to its own file under the data directory, kept for a failure's post-mortem. */
+async function startLogged(dataDir: string, databaseUrl: string | undefined, run: number) {
   const log = Bun.file(join(dataDir, `server-${run}.log`))
-  const proc = Bun.spawn([process.execPath, 'server/main.ts'], { cwd: ROOT, env, stdout: log, stderr: log })
-  running.add(proc)
-  const base = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 180_000
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}; see ${join(dataDir, `server-${run}.log`)}`)
-    try {
-      if ((await fetch(`${base}/health`)).status === 200) return { proc, base }
-    } catch {
-      // Not listening yet.
-    }
-    await Bun.sleep(100)
-  }
-  throw new Error('server did not answer /health in time')
+  const server = await startServer({ dataDir, databaseUrl, stdout: log, stderr: log, env: { SIGNING_SECRET: 'crash-test-signing-secret-0123456789' } })
+  running.add(server.proc)
+  return server
 }
 
 async function api(base: string, method: string, path: string, init: { key?: string; bearer?: string; body?: unknown; headers?: Record<string, string> } = {}) {
@@ -302,7 +265,7 @@ async function scenario(kind: 'postgres' | 'pglite', rng: ReturnType<typeof prng
   const databaseUrl = kind === 'postgres' ? process.env.TEST_DATABASE_URL : undefined
   acknowledgedCreates.clear()
   let run = 0
-  let server = await startServer(dataDir, databaseUrl, ++run)
+  let server = await startLogged(dataDir, databaseUrl, ++run)
 
   const bearer = await new SignJWT({ email: SUPERADMIN_EMAIL })
     .setProtectedHeader({ alg: 'HS256' })
@@ -345,7 +308,7 @@ async function scenario(kind: 'postgres' | 'pglite', rng: ReturnType<typeof prng
         }
       }
 
-      server = await startServer(dataDir, databaseUrl, ++run)
+      server = await startLogged(dataDir, databaseUrl, ++run)
       world.base = server.base
       await checkAfterRestart(world)
       survived++

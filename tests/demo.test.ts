@@ -2,8 +2,8 @@ import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startServer } from './server'
 
-const ROOT = join(import.meta.dir, '..')
 const dataDir = mkdtempSync(join(tmpdir(), 'fos-demo-'))
 let proc: import('bun').Subprocess | undefined
 
@@ -14,19 +14,10 @@ afterAll(() => {
 
 /** `bun run demo` as the README promises it: an empty embedded database gets a company whose key and kiosk work. */
 test('demo seeds an empty database and prints a working key and kiosk link', async () => {
-  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|TEST_DATABASE_URL|S3_BUCKET)$/.test(k)) env[k] = v
-  const child = Bun.spawn([process.execPath, 'server/main.ts', '--demo'], {
-    cwd: ROOT,
-    env: { ...env, PORT: String(port), DATA_DIR: dataDir },
-    stdout: 'pipe',
-    stderr: 'inherit',
-  })
-  proc = child
-  const reader = child.stdout.getReader()
+  const server = await startServer({ dataDir, args: ['--demo'], stdout: 'pipe' })
+  proc = server.proc
+  // The demo prints its key and kiosk link before it listens, so they are already in the pipe.
+  const reader = (server.proc.stdout as ReadableStream<Uint8Array>).getReader()
   let out = ''
   while (!/Kiosk:\s+\S+/.test(out)) {
     const { value, done } = await reader.read()
@@ -36,16 +27,8 @@ test('demo seeds an empty database and prints a working key and kiosk link', asy
   reader.releaseLock()
   const key = /API key:\s+(\S+)/.exec(out)![1]
   const kiosk = /Kiosk:\s+(\S+)/.exec(out)![1]
-  const base = `http://localhost:${port}`
-  let clients: Response | undefined
-  for (let i = 0; i < 100 && !clients; i++) {
-    try {
-      clients = await fetch(`${base}/api/clients`, { headers: { 'x-api-key': key } })
-    } catch {
-      await Bun.sleep(100)
-    }
-  }
-  const body = await clients!.json()
+  const base = server.base
+  const body = await (await fetch(`${base}/api/clients`, { headers: { 'x-api-key': key } })).json()
   expect(body.count).toBe(2)
   const position = await (await fetch(`${base}/api/mesas/1/position`, { headers: { 'x-api-key': key } })).json()
   expect(position.realized_pnl).toBe(4000)

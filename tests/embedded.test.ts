@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SignJWT } from 'jose'
 import type { Subprocess } from 'bun'
+import { startServer } from './server'
 
 /**
  * The embedded default as a user meets it: `bun server/main.ts` with no DATABASE_URL and no S3, data under
  * DATA_DIR. Start, write, stop with SIGTERM, start again on the same directory, read the data back.
  */
-const ROOT = join(import.meta.dir, '..')
 const SECRET = 'embedded-test-superadmin-secret-0123'
 const EMAIL = 'ops@fos.test'
 const dataDir = mkdtempSync(join(tmpdir(), 'fos-embedded-'))
@@ -20,36 +20,15 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-function freePort(): number {
-  const probe = Bun.serve({ port: 0, fetch: () => new Response() })
-  const port = probe.port!
-  probe.stop(true)
-  return port
-}
-
-function environment(port: number, extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
-  for (const k of ['DATABASE_URL', 'TEST_DATABASE_URL', 'S3_BUCKET', 'SIGNING_SECRET', 'SUPERADMIN_JWKS_URL']) delete env[k]
-  return { ...env, PORT: String(port), DATA_DIR: dataDir, SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: EMAIL, PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...extra }
-}
-
+/** No DATABASE_URL, no S3: the embedded default, on this test's own data directory. */
 async function start(extra: Record<string, string> = {}) {
-  const port = freePort()
-  const proc = Bun.spawn([process.execPath, 'server/main.ts'], { cwd: ROOT, env: environment(port, extra), stdout: 'ignore', stderr: 'pipe' })
-  running.push(proc)
-  const base = `http://127.0.0.1:${port}`
-  for (let attempt = 0; attempt < 600; attempt++) {
-    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${await new Response(proc.stderr).text()}`)
-    try {
-      const r = await fetch(`${base}/health`)
-      if (r.status === 200) return { proc, base, health: await r.json() }
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(100)
-  }
-  throw new Error('server did not become healthy')
+  const server = await startServer({
+    dataDir,
+    // The embedded default makes and keeps its own signing secret under DATA_DIR.
+    env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: EMAIL, SIGNING_SECRET: '', ...extra },
+  })
+  running.push(server.proc)
+  return { ...server, health: await (await fetch(`${server.base}/health`)).json() }
 }
 
 async function stop(proc: Subprocess) {

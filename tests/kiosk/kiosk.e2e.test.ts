@@ -4,12 +4,12 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SignJWT } from 'jose'
 import type { Page } from 'playwright-core'
-import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
+import { freePort, startServer as launchServer } from '../server'
+import { ensureKioskBuilt, launchChromium, type Chromium } from './browser'
 
 const SECRET = 'kiosk-e2e-superadmin-secret-0123456789'
 const OPERATOR = 'root@kiosk-e2e.test'
@@ -17,16 +17,6 @@ const OPERATOR = 'root@kiosk-e2e.test'
 const SLOW = 45_000
 /** The contract's bound from a call's HTTP answer to the screen. */
 const LIVE = 2_000
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
 
 let port: number
 let base: string
@@ -39,34 +29,17 @@ let serviceId: number
 let token: string
 let tokenId: number
 
+/** On the same port and data every time, so a restart is the same server coming back. */
 async function startServer() {
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    PUBLIC_BASE_URL: base,
-    SUPERADMIN_JWT_SECRET: SECRET,
-    SUPERADMIN_EMAILS: OPERATOR,
-  }
-  delete env.DATABASE_URL
-  if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL
-  server = Bun.spawn([process.execPath, 'server/main.ts'], {
-    cwd: ROOT,
-    env,
+  const started = await launchServer({
+    dataDir,
+    port,
+    databaseUrl: process.env.TEST_DATABASE_URL,
     stdout: Bun.file(join(dataDir, `server-${++starts}.log`)),
-    stderr: 'inherit',
+    env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR },
+    timeoutMs: SLOW,
   })
-  const deadline = Date.now() + SLOW
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`server exited with ${server.exitCode}; see ${dataDir}/server-${starts}.log`)
-    try {
-      if ((await fetch(`${base}/health`)).ok) return
-    } catch {
-      // Not listening yet.
-    }
-    await Bun.sleep(200)
-  }
-  throw new Error('server did not answer /health in time')
+  server = started.proc
 }
 
 async function stopServer() {
@@ -143,7 +116,7 @@ async function openKiosk(): Promise<Page> {
 
 beforeAll(async () => {
   ensureKioskBuilt()
-  port = await freePort()
+  port = freePort()
   base = `http://127.0.0.1:${port}`
   dataDir = mkdtempSync(join(tmpdir(), 'kiosk-e2e-'))
   await startServer()

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { postgresTest, SUPERADMIN_EMAIL, SUPERADMIN_SECRET, testApp, type Company, type TestApp } from '../helpers'
+import { postgresTest, testApp, type Company, type TestApp } from '../helpers'
+import { startServer } from '../server'
 import { ventanillaHub } from '../../server/modules/ventanilla/hub'
 
 interface SseEvent {
@@ -100,14 +101,6 @@ async function openStream(fetcher: (req: Request) => Promise<Response>, url: str
 }
 
 const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms))
-
-/** A port nothing listens on right now, picked by the kernel. */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = probe.port
-  probe.stop(true)
-  return port
-}
 
 let t: TestApp
 
@@ -640,39 +633,17 @@ describe('ventanilla across server processes', () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true })
   }, 15_000)
 
-  async function start(port: number) {
-    const proc = Bun.spawn([process.execPath, 'server/main.ts'], {
-      cwd: join(import.meta.dir, '..', '..'),
-      env: {
-        ...process.env,
-        DATABASE_URL: process.env.TEST_DATABASE_URL!,
-        PORT: String(port),
-        DATA_DIR: dataDir,
-        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-        SUPERADMIN_JWT_SECRET: SUPERADMIN_SECRET,
-        SUPERADMIN_EMAILS: SUPERADMIN_EMAIL,
-        SIGNING_SECRET: 'test-signing-secret-0123456789',
-      },
-      stdout: 'ignore',
-      stderr: 'inherit',
-    })
-    procs.push(proc)
-    const deadline = Date.now() + 30_000
-    while (Date.now() < deadline) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return `http://127.0.0.1:${port}`
-      } catch {
-        await tick(100)
-      }
-    }
-    throw new Error(`server on ${port} did not start`)
+  async function start() {
+    const server = await startServer({ dataDir, databaseUrl: process.env.TEST_DATABASE_URL!, timeoutMs: 30_000 })
+    procs.push(server.proc)
+    return server.base
   }
 
   postgresTest(
     'a call made on process A reaches a stream held by process B',
     async () => {
       dataDir = mkdtempSync(join(tmpdir(), 'fos-ventanilla-'))
-      const [a, b] = await Promise.all([start(freePort()), start(freePort())])
+      const [a, b] = await Promise.all([start(), start()])
       const { c, serviceId, token } = await setup('ticket')
       const s = await openStream(fetch, `${b}/api/public/ventanilla/${token}/events`)
       expect((await s.snapshot()).currentCall).toBeNull()
