@@ -405,7 +405,7 @@ export async function liveTokenIds(database: Database, ids: number[]): Promise<S
   if (ids.length === 0) return new Set()
   const rows = await database.rows<{ id: number }>(
     sql`select t.id from ventanilla_tokens t join companies c on c.id = t.company_id
-        where t.id = any(${sql.raw(`'{${ids.map(Number).join(',')}}'::int[]`)}) and t.revoked_at is null and c.ventanilla_enabled`,
+        where t.id = any(${`{${ids.map(Number).join(',')}}`}::int[]) and t.revoked_at is null and c.ventanilla_enabled`,
   )
   return new Set(rows.map((r) => Number(r.id)))
 }
