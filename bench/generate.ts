@@ -20,7 +20,7 @@ import postgres from 'postgres'
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDatabase } from '../server/plugins/database'
+import { openDatabase } from '../db/client'
 import { issueKey } from '../server/modules/superadmin/service'
 import { figure, printFigures } from './lib/common'
 

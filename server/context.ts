@@ -1,6 +1,6 @@
 import type { Config } from './config'
-import type { Database, Db } from './plugins/database'
-import type { BlobStore } from './plugins/storage'
+import type { Database, Db } from '../db/client'
+import type { BlobStore } from './infra/storage'
 
 /** Everything a feature needs from outside, injected once when the app is built. */
 export interface AppContext {

@@ -14,7 +14,7 @@ import postgres from 'postgres'
 import type { Subprocess } from 'bun'
 import { SignJWT } from 'jose'
 import { drizzle } from 'drizzle-orm/postgres-js'
-import { openDatabase, rowsOf } from '../server/plugins/database'
+import { openDatabase, rowsOf } from '../db/client'
 import { postgresTest, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
 import { startServer } from './server'
 

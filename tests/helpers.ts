@@ -3,7 +3,7 @@ import { SignJWT } from 'jose'
 import { createApp } from '../server/app'
 import { loadConfig, type Config } from '../server/config'
 import type { AppContext } from '../server/context'
-import { openDatabase } from '../server/plugins/database'
+import { openDatabase } from '../db/client'
 import { testStore } from './store'
 
 export const SUPERADMIN_SECRET = 'test-superadmin-secret-0123456789'

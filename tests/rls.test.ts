@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { clients } from '../db/schema'
 import { readSnapshot, write } from '../server/lib/write'
-import type { Caller } from '../server/plugins/auth'
+import type { Caller } from '../server/access/caller'
 import { testApp, type Company, type TestApp } from './helpers'
 
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Config } from '../server/config'
-import { createStore, type BlobStore, type Clock } from '../server/plugins/storage'
+import { createStore, type BlobStore, type Clock } from '../server/infra/storage'
 
 export async function testStore(config: Config, clock?: Clock): Promise<BlobStore> {
   return createStore(config, clock)

@@ -12,8 +12,8 @@ import * as schema from '../../db/schema'
 import { loadConfig } from '../../server/config'
 import { createApp } from '../../server/app'
 import type { AppContext } from '../../server/context'
-import { rowsOf, type Database, type Db } from '../../server/plugins/database'
-import { createStore } from '../../server/plugins/storage'
+import { rowsOf, type Database, type Db } from '../../db/client'
+import { createStore } from '../../server/infra/storage'
 
 export type Statement = [text: string, params: unknown[]]
 

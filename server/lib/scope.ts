@@ -1,5 +1,5 @@
 import { sql, type SQL, type AnyColumn } from 'drizzle-orm'
-import { clientScope, type Caller } from '../plugins/auth'
+import { clientScope, type Caller } from '../access/caller'
 
 /**
  * The client-scope rule as one SQL condition on an operation id: true for unscoped callers; for an employee

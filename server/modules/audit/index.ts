@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requirePermission } from '../../plugins/auth'
+import { auth, requirePermission } from '../../access/caller'
 import { errors } from '../../lib/models'
 import { readSnapshot } from '../../lib/write'
 import { AuditModel } from './model'

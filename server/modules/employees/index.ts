@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requireCompanyKey } from '../../plugins/auth'
+import { auth, requireCompanyKey } from '../../access/caller'
 import { errors, IdParams } from '../../lib/models'
 import { createOnce, write } from '../../lib/write'
 import { CompanyModel } from '../superadmin/model'

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { PERMISSIONS } from '../../plugins/auth'
+import { PERMISSIONS } from '../../access/caller'
 
 const permission = t.Union(PERMISSIONS.map((p) => t.Literal(p)))
 const clientIds = t.Array(t.Integer({ minimum: 1, maximum: 2147483647 }), { maxItems: 1000, uniqueItems: true })

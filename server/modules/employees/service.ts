@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { apiKeys, clients, employees } from '../../../db/schema'
-import type { Executor, Tx } from '../../plugins/database'
-import type { Caller } from '../../plugins/auth'
+import type { Executor, Tx } from '../../../db/client'
+import type { Caller } from '../../access/caller'
 import { conflict, notFound, unprocessable } from '../../lib/errors'
 
 type Row = typeof employees.$inferSelect

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requirePermission } from '../../plugins/auth'
+import { auth, requirePermission } from '../../access/caller'
 import { errors, ErrorBody, IdParams } from '../../lib/models'
 import { write } from '../../lib/write'
 import { ExportsModel } from './model'

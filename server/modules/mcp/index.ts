@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { AppContext } from '../../context'
-import { auth, requirePermission } from '../../plugins/auth'
+import { auth, requirePermission } from '../../access/caller'
 import { errors } from '../../lib/models'
 import { mcpServerFor } from './server'
 

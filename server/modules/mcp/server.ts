@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { AppContext } from '../../context'
-import type { Caller } from '../../plugins/auth'
+import type { Caller } from '../../access/caller'
 import { ApiError } from '../../lib/errors'
 import { createOnce, write } from '../../lib/write'
 import type { RunInput, RunResult } from '../messaging/model'

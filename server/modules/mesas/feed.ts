@@ -1,6 +1,6 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import { mesas } from '../../../db/schema'
-import type { Tx } from '../../plugins/database'
+import type { Tx } from '../../../db/client'
 import { feedOperation } from './service'
 
 /**

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requirePermission, type Caller } from '../../plugins/auth'
+import { auth, requirePermission, type Caller } from '../../access/caller'
 import { errors, Id, IdParams } from '../../lib/models'
 import { createOnce, write } from '../../lib/write'
 import { MesaModel } from './model'

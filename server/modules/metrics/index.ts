@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth } from '../../plugins/auth'
+import { auth } from '../../access/caller'
 import { errors } from '../../lib/models'
 import { MetricsModel } from './model'
 import { homeMetrics } from './service'

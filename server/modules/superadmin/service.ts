@@ -1,11 +1,11 @@
 import { eq } from 'drizzle-orm'
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose'
 import { apiKeys, companies } from '../../../db/schema'
-import type { Executor, Tx } from '../../plugins/database'
+import type { Executor, Tx } from '../../../db/client'
 import type { Config } from '../../config'
 import { invalid, notFound, unauthorized } from '../../lib/errors'
 import { newCredential } from '../../lib/secrets'
-import { KEY_KIND } from '../../plugins/auth'
+import { KEY_KIND } from '../../access/caller'
 import { publish } from '../ventanilla/service'
 
 type CompanyRow = typeof companies.$inferSelect

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import type { ExtractTablesWithRelations } from 'drizzle-orm'
-import * as schema from '../../db/schema'
+import * as schema from './schema'
 
 export type Schema = typeof schema
 export type Db = PgDatabase<PgQueryResultHKT, Schema>
@@ -21,7 +21,7 @@ export interface Database {
   close(): Promise<void>
 }
 
-const ROOT = join(import.meta.dir, '..', '..')
+const ROOT = join(import.meta.dir, '..')
 const MIGRATIONS = join(ROOT, 'db', 'migrations')
 const ROUTINES = join(ROOT, 'db', 'sql')
 /** Any constant works; it only has to be the same for every process of this service. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { contentDisposition, createStore, diskStore, isObjectKey, newObjectKey, s3Store } from '../../server/plugins/storage'
+import { contentDisposition, createStore, diskStore, isObjectKey, newObjectKey, s3Store } from '../../server/infra/storage'
 import { testConfig } from '../helpers'
 import { startS3Server, type S3Server } from '../store'
 
