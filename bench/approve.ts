@@ -15,6 +15,7 @@ import { openDatabase } from '../db/client'
 import { createStore } from '../server/infra/storage'
 import { issueKey } from '../server/modules/superadmin/service'
 import { figure, printFigures } from './lib/common'
+import { DomainEvents } from '../server/lib/events'
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
@@ -32,7 +33,7 @@ async function serve(url: string) {
     databaseUrl: url,
     rateLimit: { perKey: 0, perIp: 0 },
   }
-  const ctx: AppContext = { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log: () => {} }
+  const ctx: AppContext = { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log: () => {}, events: new DomainEvents() }
   const [{ id: companyId }] = await database.rows<{ id: number }>(sql`insert into companies (name) values ('Bench') returning id`)
   const key = await database.db.transaction((tx) => issueKey(tx, companyId, null, 'bench'))
   const listening = createApp(ctx).listen({ port: 0, idleTimeout: 0 })

@@ -19,6 +19,7 @@ import { openDatabase } from '../db/client'
 import { createStore } from '../server/infra/storage'
 import { issueKey } from '../server/modules/superadmin/service'
 import { figure, printFigures, type Figure } from './lib/common'
+import { DomainEvents } from '../server/lib/events'
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 7)
@@ -93,7 +94,7 @@ async function throughHttp() {
       databaseUrl: url.toString(),
       rateLimit: { perKey: 0, perIp: 0 },
     }
-    const ctx: AppContext = { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log: () => {} }
+    const ctx: AppContext = { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log: () => {}, events: new DomainEvents() }
     const app = createApp(ctx)
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await app.handle(

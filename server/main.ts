@@ -6,6 +6,7 @@ import { openDatabase } from '../db/client'
 import { createStore } from './infra/storage'
 import { createApp } from './app'
 import type { AppContext } from './context'
+import { DomainEvents } from './lib/events'
 
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }))
 
@@ -44,6 +45,7 @@ async function main() {
     store: createStore(config),
     clock: () => new Date(),
     log,
+    events: new DomainEvents(),
   }
   const app = createApp(ctx)
   if (process.argv.includes('--demo')) {

@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../server/config'
 import type { AppContext } from '../server/context'
 import { openDatabase } from '../db/client'
 import { testStore } from './store'
+import { DomainEvents } from '../server/lib/events'
 
 export const SUPERADMIN_SECRET = 'test-superadmin-secret-0123456789'
 export const SUPERADMIN_EMAIL = 'root@fos.test'
@@ -81,6 +82,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}): Promise<Tes
     store,
     clock,
     log: () => {},
+    events: new DomainEvents(),
   }
   const app = createApp(ctx)
   const previous = globalThis.__fosTestTeardown

@@ -30,7 +30,7 @@ async function tenant(t: TestApp) {
   return { c, clientId: client.id as number, accountId: client.accounts[0].id as number, operationId: op.id as number }
 }
 
-const callerOf = (c: Company): Caller => ({ companyId: c.id, keyId: 0, employee: null })
+const callerOf = (c: Company): Caller => ({ companyId: c.id, keyId: 0, employee: null, modules: { mesas: false, ventanilla: false } })
 
 describe('row-level security', () => {
   test('a write transaction without company filters sees only its company and cannot change another', async () => {

@@ -14,6 +14,7 @@ import { createApp } from '../../server/app'
 import type { AppContext } from '../../server/context'
 import { rowsOf, type Database, type Db } from '../../db/client'
 import { createStore } from '../../server/infra/storage'
+import { DomainEvents } from '../../server/lib/events'
 
 export type Statement = [text: string, params: unknown[]]
 
@@ -46,7 +47,7 @@ export async function captureRoute(url: string, path: string, key: string): Prom
   const dataDir = mkdtempSync(join(tmpdir(), 'fos-bench-capture-'))
   const config = { ...loadConfig({ DATA_DIR: dataDir, SIGNING_SECRET: 'bench-signing-secret-0123456789' }), databaseUrl: url, rateLimit: { perKey: 0, perIp: 0 } }
   const database = { kind: 'postgres', db, rows: async (q: Parameters<Db['execute']>[0], on: Db = db) => rowsOf(await on.execute(q)), listen: async () => async () => {}, close: async () => {} } as unknown as Database
-  const ctx: AppContext = { config, database, db, store: createStore(config), clock: () => new Date(), log: () => {} }
+  const ctx: AppContext = { config, database, db, store: createStore(config), clock: () => new Date(), log: () => {}, events: new DomainEvents() }
   try {
     const res = await createApp(ctx).handle(new Request(`http://localhost${path}`, { headers: { 'x-api-key': key } }))
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${(await res.text()).slice(0, 200)}`)

@@ -1,9 +1,8 @@
-import { Elysia } from 'elysia'
 import { and, eq, isNull, sql } from 'drizzle-orm'
-import { apiKeys, employees } from '../../db/schema'
-import { forbidden, unauthorized } from '../lib/errors'
+import { apiKeys, companies, employees, externalGrants } from '../../db/schema'
+import type { Db } from '../../db/client'
+import { unauthorized } from '../lib/errors'
 import { credentialPrefix, sameDigest, sha256 } from '../lib/secrets'
-import type { AppContext } from '../context'
 
 export const PERMISSIONS = [
   'clients.view',
@@ -22,8 +21,12 @@ export const PERMISSIONS = [
   'metrics.view',
   'ventanilla.manage',
   'ventanilla.call',
+  'webhooks.manage',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
+
+/** Company modules a route can be gated on; off → 403 with the module's own code. */
+export type CompanyModule = 'mesas' | 'ventanilla'
 
 export interface EmployeeIdentity {
   id: number
@@ -33,58 +36,68 @@ export interface EmployeeIdentity {
   clientIds: number[]
 }
 
-/** Who is calling: a company key (employee null, every permission) or an employee key. */
+/**
+ * Who is calling: a company key (employee null, every permission), an employee key, or an external grant
+ * bound to one client (statements only: `grant` set, no permission at all).
+ */
 export interface Caller {
   companyId: number
   keyId: number
   employee: EmployeeIdentity | null
+  modules: Record<CompanyModule, boolean>
+  grant?: { id: number; clientId: number }
 }
 
 export const KEY_KIND = 'fos'
+export const GRANT_KIND = 'fxg'
 
 /**
  * The key lookup every authenticated request makes, built once per database handle: Drizzle then skips
- * rebuilding the SQL text per call (a measurable share of a small request's CPU). It still runs on every
- * request, so a revoked key or deleted employee is refused on the next call, whichever process revoked it.
+ * rebuilding the SQL text per call. It still runs on every request, so a revoked key or deleted employee is
+ * refused on the next call, whichever process revoked it. The company's module flags come in the same round trip.
  */
 const lookups = new WeakMap<object, ReturnType<typeof keyLookup>>()
 
-function keyLookup(db: AppContext['db']) {
+function keyLookup(db: Db) {
   return db
     .select({
       id: apiKeys.id,
       companyId: apiKeys.companyId,
       keyHash: apiKeys.keyHash,
-      revokedAt: apiKeys.revokedAt,
       employeeId: apiKeys.employeeId,
       email: employees.email,
       name: employees.name,
       permissions: employees.permissions,
       clientIds: employees.clientIds,
       employeeDeletedAt: employees.deletedAt,
+      mesas: companies.mesasEnabled,
+      ventanilla: companies.ventanillaEnabled,
     })
     .from(apiKeys)
+    .innerJoin(companies, eq(companies.id, apiKeys.companyId))
     .leftJoin(employees, eq(employees.id, apiKeys.employeeId))
     .where(and(eq(apiKeys.prefix, sql.placeholder('prefix')), isNull(apiKeys.revokedAt)))
     .limit(1)
     .prepare('auth_key_lookup')
 }
 
-export async function authenticate(app: AppContext, rawKey: string | undefined): Promise<Caller> {
+export async function authenticateKey(db: Db, rawKey: string | undefined | null): Promise<Caller> {
   const prefix = credentialPrefix(KEY_KIND, rawKey)
   if (!prefix) throw unauthorized()
-  let lookup = lookups.get(app.db)
+  let lookup = lookups.get(db)
   if (!lookup) {
-    lookup = keyLookup(app.db)
-    lookups.set(app.db, lookup)
+    lookup = keyLookup(db)
+    lookups.set(db, lookup)
   }
   const [row] = await lookup.execute({ prefix })
   if (!row || !sameDigest(sha256(rawKey!), row.keyHash)) throw unauthorized()
-  if (row.employeeId == null) return { companyId: row.companyId, keyId: row.id, employee: null }
+  const modules = { mesas: row.mesas, ventanilla: row.ventanilla }
+  if (row.employeeId == null) return { companyId: row.companyId, keyId: row.id, employee: null, modules }
   if (row.employeeDeletedAt) throw unauthorized()
   return {
     companyId: row.companyId,
     keyId: row.id,
+    modules,
     employee: {
       id: row.employeeId,
       email: row.email!,
@@ -95,26 +108,58 @@ export async function authenticate(app: AppContext, rawKey: string | undefined):
   }
 }
 
+/** Resolves a bearer grant; unknown, revoked and expired grants are all plain 401s. */
+export async function authenticateGrant(db: Db, token: string | undefined, now: Date): Promise<Caller> {
+  const prefix = credentialPrefix(GRANT_KIND, token)
+  if (!prefix) throw unauthorized('Missing or invalid credentials')
+  const [row] = await db
+    .select({
+      id: externalGrants.id,
+      companyId: externalGrants.companyId,
+      clientId: externalGrants.clientId,
+      tokenHash: externalGrants.tokenHash,
+      revokedAt: externalGrants.revokedAt,
+      expiresAt: externalGrants.expiresAt,
+      mesas: companies.mesasEnabled,
+      ventanilla: companies.ventanillaEnabled,
+    })
+    .from(externalGrants)
+    .innerJoin(companies, eq(companies.id, externalGrants.companyId))
+    .where(eq(externalGrants.prefix, prefix))
+    .limit(1)
+  if (!row || !sameDigest(sha256(token!), row.tokenHash)) throw unauthorized('Missing or invalid credentials')
+  if (row.revokedAt) throw unauthorized('This grant was revoked')
+  if (row.expiresAt.getTime() <= now.getTime()) throw unauthorized('This grant has expired')
+  return {
+    companyId: row.companyId,
+    keyId: 0,
+    employee: null,
+    modules: { mesas: row.mesas, ventanilla: row.ventanilla },
+    grant: { id: row.id, clientId: row.clientId },
+  }
+}
+
 export function can(caller: Caller, permission: Permission): boolean {
+  if (caller.grant) return false
   return caller.employee == null || caller.employee.permissions.includes(permission)
 }
 
+/** The client ids a caller is limited to (a scoped employee's, a grant's one client), or null for every client. */
+export function clientScope(caller: Caller): number[] | null {
+  if (caller.grant) return [caller.grant.clientId]
+  return caller.employee && caller.employee.clientIds.length > 0 ? caller.employee.clientIds : null
+}
+
+// TRANSITIONAL: removed once every module declares a route policy.
+import { Elysia } from 'elysia'
+import { forbidden } from '../lib/errors'
+import type { AppContext } from '../context'
+export const authenticate = (app: AppContext, key: string | undefined) => authenticateKey(app.db, key)
 export function requirePermission(caller: Caller, ...anyOf: Permission[]): void {
   if (!anyOf.some((p) => can(caller, p))) throw forbidden(`Missing permission ${anyOf.join(' or ')}`)
 }
-
 export function requireCompanyKey(caller: Caller): void {
   if (caller.employee) throw forbidden('Only a company key may do this')
 }
-
-/** The client ids an employee is limited to, or null when the caller sees every client. */
-export const clientScope = (caller: Caller): number[] | null =>
-  caller.employee && caller.employee.clientIds.length > 0 ? caller.employee.clientIds : null
-
-/**
- * Resolves the caller from `x-api-key` before anything else runs (derive runs ahead of validation),
- * so an unauthenticated request gets 401 whatever else is wrong with it.
- */
 export const auth = (app: AppContext) =>
-  new Elysia()
-    .derive({ as: 'scoped' }, async ({ headers }) => ({ caller: await authenticate(app, headers['x-api-key']) }))
+  new Elysia().derive({ as: 'scoped' }, async ({ headers }) => ({ caller: await authenticateKey(app.db, headers['x-api-key']) }))

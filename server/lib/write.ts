@@ -1,10 +1,18 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { idempotencyKeys } from '../../db/schema'
-import type { Db, Tx } from '../../db/client'
+import type { Tx } from '../../db/client'
 import type { Caller } from '../access/caller'
 import type { AppContext } from '../context'
+import { bindEvents } from './events'
 import { conflict, invalid } from './errors'
 import { sha256 } from './secrets'
+
+/**
+ * How a route touches the database. `write`: one read-write transaction. `read`: a read-only transaction.
+ * `snapshot`: read-only at repeatable read, for figures that must agree with each other. All three run as the
+ * tenant role, so row-level security confines every statement to the caller's company.
+ */
+export type TxMode = 'write' | 'read' | 'snapshot'
 
 export interface WriteOptions {
   /** `messaging` or `twin` when a bot tool run makes the change; the audit trail records it. */
@@ -19,44 +27,122 @@ export interface WriteOptions {
 export const TENANT_ROLE = 'fos_app'
 
 /**
- * Every change runs here: one database transaction that first tells the audit trigger who is acting.
- * A company key has no email, so its audit actor stays null.
- * `set_config('role', …, true)` is `SET LOCAL ROLE`, sent in the same round trip; it ends with the transaction.
+ * One tenant transaction. Its first statement tells the audit trigger who is acting (a company key has no email,
+ * so its actor stays null), names the company for row-level security and takes the tenant role; `set_config(…,
+ * true)` is `SET LOCAL`, so all of it ends with the transaction. A read marks itself read-only in the same
+ * statement; a snapshot's isolation level has to be set by BEGIN, before any statement.
  */
-export async function write<T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) {
-  return app.db.transaction(async (tx) => {
+export async function tenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) {
+  const run = async (tx: Tx) => {
+    bindEvents(tx, app.events)
     await tx.execute(sql`select
       set_config('app.actor_email', ${caller.employee?.email ?? ''}, true),
       set_config('app.channel', ${opts.channel ?? ''}, true),
       set_config('app.channel_detail', ${opts.channelDetail ? JSON.stringify(opts.channelDetail) : ''}, true),
       set_config('app.company_id', ${String(caller.companyId)}, true),
+      set_config('transaction_read_only', ${mode === 'write' ? 'off' : 'on'}, true),
       set_config('role', ${TENANT_ROLE}, true)`)
     return fn(tx)
-  })
+  }
+  return mode === 'snapshot' ? app.db.transaction(run, { isolationLevel: 'repeatable read', accessMode: 'read only' }) : app.db.transaction(run)
 }
 
-/**
- * A read-only, repeatable-read snapshot of one company (figures that must agree with each other),
- * confined by the same policies as a write.
- */
-export async function readSnapshot<T>(db: Db, companyId: number, fn: (tx: Tx) => Promise<T>) {
-  return db.transaction(
-    async (tx) => {
-      await tx.execute(sql`select set_config('app.company_id', ${String(companyId)}, true), set_config('role', ${TENANT_ROLE}, true)`)
-      return fn(tx)
-    },
-    { isolationLevel: 'repeatable read', accessMode: 'read only' },
-  )
+/** A write transaction for code that is not a route of its own (a bot tool run inside the MCP endpoint). */
+export const write = <T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) =>
+  tenantTx(app, caller, 'write', fn, opts)
+
+/** Marks the rest of an open write as made by a bot tool run, for the audit trail. */
+export async function setAuditChannel(tx: Tx, channel: string, detail: unknown) {
+  await tx.execute(sql`select set_config('app.channel', ${channel}, true), set_config('app.channel_detail', ${JSON.stringify(detail)}, true)`)
+}
+
+/** A tenant transaction left open across a request's hooks: the route policy commits it after the handler. */
+export interface OpenTx {
+  tx: Tx
+  commit(): Promise<void>
+  rollback(): Promise<void>
+}
+
+class RolledBack extends Error {}
+
+export function openTenantTx(app: AppContext, caller: Caller, mode: TxMode): Promise<OpenTx> {
+  return new Promise<OpenTx>((opened, failed) => {
+    let finish!: { ok: () => void; fail: (e: Error) => void }
+    const done = tenantTx(app, caller, mode, (tx) =>
+      new Promise<void>((ok, fail) => {
+        finish = { ok, fail }
+        opened({ tx, commit, rollback })
+      }),
+    )
+    let ended = false
+    const commit = async () => {
+      if (ended) return
+      ended = true
+      finish.ok()
+      await done
+    }
+    const rollback = async () => {
+      if (ended) return
+      ended = true
+      finish.fail(new RolledBack())
+      await done.catch(() => {})
+    }
+    // A failure before the body ran (BEGIN refused, connection lost) fails the opening; later ones surface in commit.
+    done.catch(failed)
+  })
 }
 
 const RETENTION_MS = 24 * 60 * 60 * 1000
 
-export interface IdempotentRequest {
-  key: string | undefined
-  method: string
-  path: string
-  /** What makes two requests "the same": the JSON body, or a digest of a multipart upload. */
-  fingerprint: unknown
+/** What makes two requests "the same": method, concrete path and the JSON body (or a digest of an upload). */
+export const requestFingerprint = (method: string, path: string, body: unknown) => sha256(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+
+export function checkIdempotencyKey(key: string) {
+  if (key.length < 1 || key.length > 255) throw invalid('Idempotency-Key must be 1 to 255 characters', [{ field: 'Idempotency-Key', message: '1 to 255 characters' }])
+}
+
+/**
+ * Claims an Idempotency-Key inside the write's own transaction, so a concurrent duplicate waits on the claim and
+ * then replays what committed, and a failed first attempt leaves no claim behind. Answers the first response when
+ * this is a replay; a different request under the same key is 409.
+ */
+export async function claimKey(
+  app: AppContext,
+  tx: Tx,
+  scope: number,
+  key: string,
+  hash: string,
+  status: number,
+): Promise<{ status: number; body: unknown } | null> {
+  checkIdempotencyKey(key)
+  const claimed = await tx
+    .insert(idempotencyKeys)
+    .values({ companyId: scope, key, requestHash: hash, status, response: {} })
+    .onConflictDoNothing()
+    .returning({ key: idempotencyKeys.key })
+  if (claimed.length > 0) return null
+  const [prior] = await tx
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, key)))
+    .for('update')
+  if (app.clock().getTime() - prior.createdAt.getTime() < RETENTION_MS) {
+    if (prior.requestHash !== hash) throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request')
+    return { status: prior.status, body: prior.response }
+  }
+  await tx
+    .update(idempotencyKeys)
+    .set({ requestHash: hash, status, response: {}, createdAt: app.clock() })
+    .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, key)))
+  return null
+}
+
+/** Stores the answer of a claimed key; `status`, when given, is the one actually sent (an upsert may answer 200 or 201). */
+export async function keepAnswer(tx: Tx, scope: number, key: string, body: unknown, status?: number) {
+  await tx
+    .update(idempotencyKeys)
+    .set({ ...(status === undefined ? {} : { status }), response: JSON.parse(JSON.stringify(body ?? null)) })
+    .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, key)))
 }
 
 /** Rolls back the replaying transaction while carrying the stored answer out of it. */
@@ -66,26 +152,22 @@ class Replay extends Error {
   }
 }
 
-/**
- * A creating POST. With an `Idempotency-Key`, the key is claimed in the same transaction as the write,
- * so a concurrent duplicate waits on the claim and then replays what committed; a failed first attempt
- * leaves no claim behind.
- */
-export async function createOnce<T>(
-  app: AppContext,
-  caller: Caller,
-  req: IdempotentRequest,
-  set: { status?: number | string },
-  fn: (tx: Tx) => Promise<T>,
-  opts: WriteOptions & { status?: number } = {},
-): Promise<T> {
-  return claimOnce(app, caller.companyId, (body) => write(app, caller, body, opts), req, set, fn, opts.status ?? 201)
-}
-
 /** Claims of creates made outside any company (superadmin company creation); no company has id 0. */
 export const PLATFORM_SCOPE = 0
 
-/** createOnce for a caller that opens its own transaction; `scope` is the company the key belongs to. */
+export interface IdempotentRequest {
+  key: string | undefined
+  method: string
+  path: string
+  /** What makes two requests "the same": the JSON body, or a digest of a multipart upload. */
+  fingerprint: unknown
+}
+
+/**
+ * An idempotent create whose fingerprint is only known inside the handler (a streamed upload) or that runs in a
+ * transaction of its own (platform scope, a tool call inside the MCP endpoint). Routes with a parsed body declare
+ * `idempotent` in their policy instead.
+ */
 export async function claimOnce<T>(
   app: AppContext,
   scope: number,
@@ -100,40 +182,16 @@ export async function claimOnce<T>(
     set.status = status
     return body
   }
-  if (req.key.length < 1 || req.key.length > 255) throw invalid('Idempotency-Key must be 1 to 255 characters')
-  const hash = sha256(`${req.method} ${req.path}\n${JSON.stringify(req.fingerprint ?? null)}`)
+  const key = req.key
+  const hash = requestFingerprint(req.method, req.path, req.fingerprint)
   try {
-    const body = await run(
-      async (tx) => {
-        const claimed = await tx
-          .insert(idempotencyKeys)
-          .values({ companyId: scope, key: req.key!, requestHash: hash, status, response: {} })
-          .onConflictDoNothing()
-          .returning({ key: idempotencyKeys.key })
-        if (claimed.length === 0) {
-          const [prior] = await tx
-            .select()
-            .from(idempotencyKeys)
-            .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, req.key!)))
-            .for('update')
-          if (app.clock().getTime() - prior.createdAt.getTime() < RETENTION_MS) {
-            if (prior.requestHash !== hash)
-              throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request')
-            throw new Replay(prior.status, prior.response)
-          }
-          await tx
-            .update(idempotencyKeys)
-            .set({ requestHash: hash, status, response: {}, createdAt: app.clock() })
-            .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, req.key!)))
-        }
-        const result = await fn(tx)
-        await tx
-          .update(idempotencyKeys)
-          .set({ response: JSON.parse(JSON.stringify(result ?? null)) })
-          .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, req.key!)))
-        return result
-      },
-    )
+    const body = await run(async (tx) => {
+      const prior = await claimKey(app, tx, scope, key, hash, status)
+      if (prior) throw new Replay(prior.status, prior.body)
+      const result = await fn(tx)
+      await keepAnswer(tx, scope, key, result)
+      return result
+    })
     set.status = status
     return body
   } catch (e) {
@@ -143,4 +201,25 @@ export async function claimOnce<T>(
     }
     throw e
   }
+}
+
+/** claimOnce in a tenant write transaction. */
+export const createOnce = <T>(
+  app: AppContext,
+  caller: Caller,
+  req: IdempotentRequest,
+  set: { status?: number | string },
+  fn: (tx: Tx) => Promise<T>,
+  opts: WriteOptions & { status?: number } = {},
+) => claimOnce(app, caller.companyId, (body) => write(app, caller, body, opts), req, set, fn, opts.status ?? 201)
+
+// TRANSITIONAL
+export async function readSnapshot<T>(db: import('../../db/client').Db, companyId: number, fn: (tx: Tx) => Promise<T>) {
+  return db.transaction(
+    async (tx) => {
+      await tx.execute(sql`select set_config('app.company_id', ${String(companyId)}, true), set_config('role', ${TENANT_ROLE}, true)`)
+      return fn(tx)
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  )
 }

@@ -40,7 +40,11 @@ function clientFaultFromDatabase(error: unknown): boolean {
 export const errors = (log: (entry: Record<string, unknown>) => void) =>
   new Elysia({ name: 'errors' })
     .error({ ApiError })
-    .onError({ as: 'global' }, ({ code, error, request }) => {
+    .onError({ as: 'global' }, ({ code, error: raised, request }) => {
+      // A refusal decided while the body is being read (the route policy gates in the parse stage) arrives
+      // wrapped in the framework's parse error.
+      const cause = (raised as { cause?: unknown })?.cause
+      const error = code === 'PARSE' && cause instanceof ApiError ? cause : raised
       if (error instanceof ApiError) {
         const body: Record<string, unknown> = { error: error.message, code: error.code }
         if (error.details !== undefined) body.details = error.details

@@ -6,7 +6,7 @@ import type { Executor } from '../../../db/client'
 import { newObjectKey, type BlobStore } from '../../infra/storage'
 import { notFound } from '../../lib/errors'
 import { createOnce, write } from '../../lib/write'
-import { assertOperationVisible } from '../operations/service'
+import { assertOperationVisible } from '../../lib/scope'
 import { LINK_LIFETIME_SECONDS, type AttachmentDto } from './model'
 
 export type { AttachmentDto } from './model'

@@ -1,10 +1,11 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import { mesas } from '../../../db/schema'
 import type { Tx } from '../../../db/client'
+import type { DomainEvents } from '../../lib/events'
 import { feedOperation } from './service'
 
 /**
- * Called by the ledger in the same database transaction after an operation is created or changes status,
+ * Runs on the ledger's announcements (`operation.*`), in the same database transaction as the change,
  * so the auto-fed blotter follows the operation (line added when its legs count, dropped on cancel).
  * A company without auto-fed mesas pays one probe of the partial index `mesas_company_auto`.
  */
@@ -24,3 +25,7 @@ export async function syncMesaLines(tx: Tx, companyId: number, operationId: numb
     .orderBy(mesas.id)
   for (const m of touched) await feedOperation(tx, m, operationId)
 }
+
+/** The blotter listens to the ledger; the ledger does not know it is there. */
+export const followLedger = (events: DomainEvents) =>
+  events.on('operation.*', (tx, event) => syncMesaLines(tx, event.companyId, event.object.id))

@@ -4,6 +4,7 @@ import { auth, requirePermission, type Caller } from '../../access/caller'
 import { errors, Id, IdParams } from '../../lib/models'
 import { createOnce, write } from '../../lib/write'
 import { MesaModel } from './model'
+import { followLedger } from './feed'
 import {
   createLine,
   createMesa,
@@ -41,8 +42,9 @@ const INFER_NOTE =
   'Exactly one local and one quote leg → fallback false; otherwise amounts are net sums per currency and fallback true. ' +
   'No counting leg in one of the two currencies → 422 NO_TRADE_LEGS; missing operation_id → 400; operation missing or of another company → 404.'
 
-export const mesasModule = (app: AppContext) =>
-  new Elysia({ prefix: '/api/mesas' })
+export const mesasModule = (app: AppContext) => {
+  followLedger(app.events)
+  return new Elysia({ prefix: '/api/mesas' })
     .use(auth(app))
     // A derive, not a beforeHandle: the module flag and then the permission answer before body or query validation does,
     // so a caller who may not use the route gets 403 whatever it sent.
@@ -207,3 +209,4 @@ export const mesasModule = (app: AppContext) =>
         ),
       },
     )
+}

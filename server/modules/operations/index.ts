@@ -1,8 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requirePermission } from '../../access/caller'
+import { routePolicy } from '../../access/policy'
 import { errors, IdParams } from '../../lib/models'
-import { createOnce, write } from '../../lib/write'
 import { OperationModel } from './model'
 import {
   approveOperation,
@@ -22,127 +21,104 @@ const SCOPE_NOTE =
 const MONEY_NOTE =
   '`amount` is a JSON number or a decimal string, signed (negative debits the account, positive credits it) and non-zero; it is stored exactly with 6 decimal places, extra places rounded half away from zero (1.0000005 → 1.000001, -1.0000005 → -1.000001); an amount that rounds to 0 is a 400. Balances move by exact decimal arithmetic in the database.'
 const TRANSITION_NOTE =
-  'One database transaction that locks the operation, then the accounts it moves in ascending id order; concurrent calls on one operation serialise, so of two simultaneous calls exactly one succeeds. Needs `operations.approve`.'
+  'One database transaction that locks the operation, then the accounts it moves in ascending id order; concurrent calls on one operation serialise, so of two simultaneous calls exactly one succeeds.'
 
 export const operationsModule = (app: AppContext) =>
   new Elysia({ prefix: '/api' })
-    .use(auth(app))
+    .use(routePolicy(app))
     .get(
       '/operation-types',
-      async ({ caller }) => {
-        requirePermission(caller, 'operations.view', 'operations.create')
-        return { data: await listOperationTypes(app.db, caller) }
-      },
+      async ({ caller, tx }) => ({ data: await listOperationTypes(tx, caller) }),
       {
-        response: { 200: t.Object({ data: t.Array(OperationModel.operationType) }), ...errors(401, 403) },
-        detail: { tags: ['Operation types'], summary: 'List operation types', description: 'Needs `operations.view` or `operations.create`.' },
+        policy: { permission: ['operations.view', 'operations.create'] },
+        response: { 200: t.Object({ data: t.Array(OperationModel.operationType) }) },
+        detail: { tags: ['Operation types'], summary: 'List operation types' },
       },
     )
     .post(
       '/operation-types',
-      ({ caller, body, headers, set }) => {
-        requirePermission(caller, 'operations.create')
-        return createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/operation-types', fingerprint: body }, set, (tx) =>
-          createOperationType(tx, caller, body),
-        )
-      },
+      ({ caller, tx, body }) => createOperationType(tx, caller, body),
       {
+        policy: { permission: 'operations.create', idempotent: true },
         body: OperationModel.operationTypeCreate,
-        response: { 201: OperationModel.operationType, ...errors(400, 401, 403, 409) },
-        detail: { tags: ['Operation types'], summary: 'Create an operation type', description: 'Needs `operations.create`. Accepts `Idempotency-Key`.' },
+        response: { 201: OperationModel.operationType, ...errors(400) },
+        detail: { tags: ['Operation types'], summary: 'Create an operation type' },
       },
     )
     .get(
       '/transaction-types',
-      async ({ caller }) => {
-        requirePermission(caller, 'operations.view', 'operations.create')
-        return { data: await listTransactionTypes(app.db, caller) }
-      },
+      async ({ caller, tx }) => ({ data: await listTransactionTypes(tx, caller) }),
       {
-        response: { 200: t.Object({ data: t.Array(OperationModel.transactionType) }), ...errors(401, 403) },
-        detail: { tags: ['Transaction types'], summary: 'List transaction types', description: 'Needs `operations.view` or `operations.create`.' },
+        policy: { permission: ['operations.view', 'operations.create'] },
+        response: { 200: t.Object({ data: t.Array(OperationModel.transactionType) }) },
+        detail: { tags: ['Transaction types'], summary: 'List transaction types' },
       },
     )
     .post(
       '/transaction-types',
-      ({ caller, body, headers, set }) => {
-        requirePermission(caller, 'operations.create')
-        return createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/transaction-types', fingerprint: body }, set, (tx) =>
-          createTransactionType(tx, caller, body),
-        )
-      },
+      ({ caller, tx, body }) => createTransactionType(tx, caller, body),
       {
+        policy: { permission: 'operations.create', idempotent: true },
         body: OperationModel.transactionTypeCreate,
-        response: { 201: OperationModel.transactionType, ...errors(400, 401, 403, 409) },
+        response: { 201: OperationModel.transactionType, ...errors(400) },
         detail: {
           tags: ['Transaction types'],
           summary: 'Create a transaction type',
-          description: 'Needs `operations.create`. `is_commission` (default false) is copied onto every transaction of this type. Accepts `Idempotency-Key`.',
+          description: '`is_commission` (default false) is copied onto every transaction of this type.',
         },
       },
     )
     .post(
       '/operations',
-      ({ caller, body, headers, set }) => {
-        requirePermission(caller, 'operations.create')
-        return createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/operations', fingerprint: body }, set, (tx) =>
-          createOperation(tx, caller, body),
-        )
-      },
+      ({ caller, tx, body }) => createOperation(tx, caller, body),
       {
+        policy: { permission: 'operations.create', idempotent: true },
         body: OperationModel.create,
-        response: { 201: OperationModel.operation, ...errors(400, 401, 403, 409, 422) },
+        response: { 201: OperationModel.operation, ...errors(400, 422) },
         detail: {
           tags: ['Operations'],
           summary: 'Create an operation with its transactions',
           description: [
-            'Needs `operations.create`. One database transaction. `status` (default `pending`) is every transaction\'s first status; `completed` moves the balances at once.',
+            'One database transaction. `status` (default `pending`) is every transaction\'s first status; `completed` moves the balances at once.',
             MONEY_NOTE,
             'A transaction\'s `currency` is its account\'s; `is_commission` comes from its transaction type.',
             'References of another company or unknown: 422 `OPERATION_TYPE_NOT_FOUND`, `UNKNOWN_ACCOUNT`, `UNKNOWN_CLIENT`, `UNKNOWN_TRANSACTION_TYPE`, `UNKNOWN_COST_CENTER`.',
             'A client-scoped employee may only create an operation they can see afterwards (its `client_id`, or an account it moves, belongs to one of their clients); otherwise 403 `FORBIDDEN`.',
-            'Accepts `Idempotency-Key`: the same key and body within 24 h answer the first response again; a different body answers 409 `IDEMPOTENCY_KEY_REUSED`.',
           ].join('\n\n'),
         },
       },
     )
     .get(
       '/operations',
-      ({ caller, query }) => {
-        requirePermission(caller, 'operations.view')
-        return listOperations(app.db, caller, query, app.store)
-      },
+      ({ caller, tx, query }) => listOperations(tx, caller, query, app.store),
       {
+        policy: { permission: 'operations.view' },
         query: OperationModel.listQuery,
-        response: { 200: OperationModel.page, ...errors(400, 401, 403) },
+        response: { 200: OperationModel.page, ...errors(400) },
         detail: {
           tags: ['Operations'],
           summary: 'List operations, newest `date` first',
-          description: `Needs \`operations.view\`. \`client_id\` keeps operations whose client is that one or that move one of its accounts. \`from\`/\`to\` bound \`date\` inclusively; date-only values are days in the company time zone. ${SCOPE_NOTE}`,
+          description: `\`client_id\` keeps operations whose client is that one or that move one of its accounts. \`from\`/\`to\` bound \`date\` inclusively; date-only values are days in the company time zone. ${SCOPE_NOTE}`,
         },
       },
     )
     .get(
       '/operations/:id',
-      ({ caller, params }) => {
-        requirePermission(caller, 'operations.view')
-        return getOperation(app.db, caller, params.id, app.store)
-      },
+      ({ caller, tx, params }) => getOperation(tx, caller, params.id, app.store),
       {
+        policy: { permission: 'operations.view' },
         params: IdParams,
-        response: { 200: OperationModel.operation, ...errors(400, 401, 403, 404) },
-        detail: { tags: ['Operations'], summary: 'Get an operation with its transactions and attachments', description: `Needs \`operations.view\`. ${SCOPE_NOTE}` },
+        response: { 200: OperationModel.operation },
+        detail: { tags: ['Operations'], summary: 'Get an operation with its transactions and attachments', description: SCOPE_NOTE },
       },
     )
     .post(
       '/operations/:id/approve',
-      ({ caller, params }) => {
-        requirePermission(caller, 'operations.approve')
-        return write(app, caller, (tx) => approveOperation(tx, caller, params.id))
-      },
+      ({ caller, tx, params }) => approveOperation(tx, caller, params.id),
       {
+        policy: { permission: 'operations.approve', tx: 'write' },
         params: IdParams,
-        response: { 200: OperationModel.approved, ...errors(400, 401, 403, 404, 409) },
+        response: { 200: OperationModel.approved, ...errors(409) },
         detail: {
           tags: ['Operations'],
           summary: 'Approve: every transaction pending → completed',
@@ -152,13 +128,11 @@ export const operationsModule = (app: AppContext) =>
     )
     .post(
       '/operations/:id/revert',
-      ({ caller, params }) => {
-        requirePermission(caller, 'operations.approve')
-        return write(app, caller, (tx) => revertOperation(tx, caller, params.id))
-      },
+      ({ caller, tx, params }) => revertOperation(tx, caller, params.id),
       {
+        policy: { permission: 'operations.approve', tx: 'write' },
         params: IdParams,
-        response: { 200: OperationModel.reverted, ...errors(400, 401, 403, 404, 409) },
+        response: { 200: OperationModel.reverted, ...errors(409) },
         detail: {
           tags: ['Operations'],
           summary: 'Revert: every transaction completed → pending',
@@ -168,13 +142,11 @@ export const operationsModule = (app: AppContext) =>
     )
     .post(
       '/operations/:id/cancel',
-      ({ caller, params }) => {
-        requirePermission(caller, 'operations.approve')
-        return write(app, caller, (tx) => cancelOperation(tx, caller, params.id))
-      },
+      ({ caller, tx, params }) => cancelOperation(tx, caller, params.id),
       {
+        policy: { permission: 'operations.approve', tx: 'write' },
         params: IdParams,
-        response: { 200: OperationModel.cancelled, ...errors(400, 401, 403, 404, 409) },
+        response: { 200: OperationModel.cancelled, ...errors(409) },
         detail: {
           tags: ['Operations'],
           summary: 'Cancel: every transaction not yet cancelled → cancelled',

@@ -6,7 +6,7 @@ import { ApiError, conflict, forbidden, invalid, notFound, unprocessable } from 
 import { iso } from '../../lib/models'
 import { dec, isFiniteDecimal, toJson, toMoney } from '../../lib/money'
 import { operationVisible } from '../../lib/scope'
-import { syncMesaLines } from '../mesas/feed'
+import { announce } from '../../lib/events'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -142,15 +142,6 @@ async function visibleRow(db: Executor, caller: Caller, id: number): Promise<Ope
 export async function getOperation(db: Executor, caller: Caller, id: number, store?: BlobStore): Promise<OperationDto> {
   const [dto] = await hydrate(db, caller.companyId, [await visibleRow(db, caller, id)], store)
   return dto
-}
-
-/** 404 unless the operation exists in the caller's company and inside the caller's client scope. */
-export async function assertOperationVisible(db: Executor, caller: Caller, id: number): Promise<void> {
-  const [row] = await db
-    .select({ id: operations.id })
-    .from(operations)
-    .where(and(eq(operations.id, id), eq(operations.companyId, caller.companyId), operationVisible(caller, operations.id)))
-  if (!row) throw notFound('Operation')
 }
 
 /** A date-time as given, or a date-only value as that day's midnight in the company's time zone. */
@@ -342,7 +333,7 @@ export async function createOperation(tx: Tx, caller: Caller, input: CreateOpera
     .returning()
 
   if (status === 'completed') await addToBalances(tx, op.id)
-  await syncMesaLines(tx, companyId, op.id)
+  await announce(tx, { type: 'operation.created', companyId, object: { kind: 'operation', id: op.id } })
   return operationDto(op, [...txRows].sort((a, b) => a.id - b.id), [])
 }
 
@@ -352,6 +343,8 @@ type Transition = {
   /** Which transactions change. */
   from: SQL
   to: 'pending' | 'completed' | 'cancelled'
+  /** What the ledger announces once the change is made. */
+  event: 'operation.approved' | 'operation.reverted' | 'operation.cancelled'
   /** Which of the changing transactions currently count in the balances, and whether they start or stop counting. */
   counted: SQL
   sign: 1 | -1
@@ -394,7 +387,7 @@ async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, 
       )
       select (select count(*) from moved)::int as changed, (select count(*) from balances) as b, (select count(*) from stored) as o`),
   )
-  await syncMesaLines(tx, caller.companyId, id)
+  await announce(tx, { type: rule.event, companyId: caller.companyId, object: { kind: 'operation', id } })
   return result.changed
 }
 
@@ -404,7 +397,7 @@ export async function approveOperation(tx: Tx, caller: Caller, id: number) {
     tx,
     caller,
     id,
-    { allowed: (s) => s === 'pending', from: sql`status = 'pending'`, to: 'completed', counted: sql`true`, sign: 1 },
+    { allowed: (s) => s === 'pending', from: sql`status = 'pending'`, to: 'completed', counted: sql`true`, sign: 1, event: 'operation.approved' },
     () => conflict('NOT_ALL_PENDING', 'Only an operation whose transactions are all pending can be approved'),
   )
   return { operation_id: id, message: 'Operation approved', approved_transactions: approved }
@@ -416,7 +409,7 @@ export async function revertOperation(tx: Tx, caller: Caller, id: number) {
     tx,
     caller,
     id,
-    { allowed: (s) => s === 'completed', from: sql`status = 'completed'`, to: 'pending', counted: sql`true`, sign: -1 },
+    { allowed: (s) => s === 'completed', from: sql`status = 'completed'`, to: 'pending', counted: sql`true`, sign: -1, event: 'operation.reverted' },
     () => conflict('NOT_ALL_COMPLETED', 'Only an operation whose transactions are all completed can be reverted'),
   )
   return { operation_id: id, message: 'Operation reverted to pending', reverted_transactions: reverted }
@@ -428,7 +421,7 @@ export async function cancelOperation(tx: Tx, caller: Caller, id: number) {
     tx,
     caller,
     id,
-    { allowed: (s) => s !== 'cancelled', from: sql`status <> 'cancelled'`, to: 'cancelled', counted: sql`status = 'completed'`, sign: -1 },
+    { allowed: (s) => s !== 'cancelled', from: sql`status <> 'cancelled'`, to: 'cancelled', counted: sql`status = 'completed'`, sign: -1, event: 'operation.cancelled' },
     () => conflict('ALREADY_CANCELLED', 'The operation is already cancelled'),
   )
   return { operation_id: id, message: 'Operation cancelled', cancelled_transactions: cancelled }

@@ -1,0 +1,189 @@
+import { Elysia, status as answer, t } from 'elysia'
+import type { Tx } from '../../db/client'
+import type { AppContext } from '../context'
+import { ApiError, forbidden } from '../lib/errors'
+import { ErrorBody } from '../lib/models'
+import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type OpenTx, type TxMode } from '../lib/write'
+import { authenticateGrant, authenticateKey, can, clientScope, type Caller, type CompanyModule, type Permission } from './caller'
+
+/**
+ * Everything a company route needs decided before its handler runs, declared next to its path:
+ * `{ policy: { permission: 'operations.approve', tx: 'write' } }`.
+ */
+export interface Policy {
+  /** Any one of these (a company key holds every permission). Omitted: any key of the company. */
+  permission?: Permission | readonly Permission[]
+  /** Only a company key; an employee key gets 403 FORBIDDEN. */
+  companyKeyOnly?: boolean
+  /** An employee limited to clients gets 403 FORBIDDEN (company-wide data such as the event feed). */
+  unscoped?: boolean
+  /** The company module the route belongs to; off → 403 MESAS_DISABLED / VENTANILLA_DISABLED. */
+  module?: CompanyModule
+  /** The transaction handed to the handler as `tx` (default `read`); `none` for streams that manage their own reads. */
+  tx?: TxMode | 'none'
+  /** An Idempotency-Key claimed in the route's write transaction; the same key and body replays the first answer. */
+  idempotent?: boolean
+  /** Success status (default 201 for idempotent creates, else 200); a handler may still set another. */
+  status?: number
+  /** Also accepts `Authorization: Bearer <external grant>` (statements of one client). */
+  grant?: boolean
+}
+
+const MODULE_CODE = { mesas: 'MESAS_DISABLED', ventanilla: 'VENTANILLA_DISABLED' } as const
+
+interface RequestState {
+  caller?: Promise<Caller>
+  open?: OpenTx
+  key?: string
+  replayed?: boolean
+}
+
+const states = new WeakMap<Request, RequestState>()
+const stateOf = (request: Request) => {
+  let s = states.get(request)
+  if (!s) states.set(request, (s = {}))
+  return s
+}
+
+const anyOf = (p: Policy['permission']): readonly Permission[] => (p === undefined ? [] : typeof p === 'string' ? [p] : p)
+
+async function identify(app: AppContext, request: Request, policy: Policy): Promise<Caller> {
+  const key = request.headers.get('x-api-key')
+  if (key !== null || !policy.grant) return authenticateKey(app.db, key)
+  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1]
+  return authenticateGrant(app.db, bearer, app.clock())
+}
+
+/** Who may call: decided once per request, before the body is read or anything is validated. */
+async function decide(app: AppContext, request: Request, policy: Policy): Promise<Caller> {
+  const caller = await identify(app, request, policy)
+  if (policy.companyKeyOnly && (caller.employee || caller.grant)) throw forbidden('Only a company key may do this')
+  if (policy.unscoped && clientScope(caller)) throw forbidden('Not available to an employee limited to clients')
+  if (policy.module && !caller.modules[policy.module])
+    throw new ApiError(403, MODULE_CODE[policy.module], `The ${policy.module} module is not enabled for this company`)
+  const needed = anyOf(policy.permission)
+  if (needed.length && !caller.grant && !needed.some((p) => can(caller, p))) throw forbidden(`Missing permission ${needed.join(' or ')}`)
+  return caller
+}
+
+function gate(app: AppContext, request: Request, policy: Policy): Promise<Caller> {
+  const state = stateOf(request)
+  state.caller ??= decide(app, request, policy)
+  return state.caller
+}
+
+async function close(request: Request, ok: boolean) {
+  const state = states.get(request)
+  const open = state?.open
+  if (!open) return
+  state.open = undefined
+  if (ok) await open.commit()
+  else await open.rollback()
+}
+
+/** Handlers of `tx: 'none'` routes get this: using it is a bug the first request shows. */
+const NO_TX = new Proxy({} as Tx, {
+  get() {
+    throw new Error('this route declared tx: none')
+  },
+})
+
+function sentence(policy: Policy): string {
+  const parts: string[] = []
+  const needed = anyOf(policy.permission)
+  if (policy.companyKeyOnly) parts.push('Company key only: an employee key gets 403 `FORBIDDEN`.')
+  else if (needed.length) parts.push(`Needs ${needed.map((p) => `\`${p}\``).join(' or ')} (a company key has every permission).`)
+  if (policy.grant) parts.push('Also accepts `Authorization: Bearer <external grant>`, which reaches only its own client.')
+  if (policy.unscoped) parts.push('An employee limited to clients gets 403 `FORBIDDEN`.')
+  if (policy.module) parts.push(`While the company's ${policy.module} module is off: 403 \`${MODULE_CODE[policy.module]}\`.`)
+  if (policy.idempotent)
+    parts.push('Accepts `Idempotency-Key` (1–255 characters): the same key and body within 24 h answer the first response again; a different body is 409 `IDEMPOTENCY_KEY_REUSED`.')
+  return parts.join(' ')
+}
+
+const IdempotencyHeaders = t.Object(
+  { 'idempotency-key': t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Replays the first answer of the same request within 24 h' })) },
+  { additionalProperties: true },
+)
+
+type Hook = Record<string, unknown> & { response?: unknown; detail?: Record<string, unknown>; parse?: unknown; params?: unknown; headers?: unknown; body?: unknown }
+
+/** Writes the policy into the route's OpenAPI entry: its permission sentence and the answers it can cause. */
+function document(hook: Hook, policy: Policy) {
+  const detail = (hook.detail ??= {})
+  const own = typeof detail.description === 'string' && detail.description ? detail.description : ''
+  detail.description = [sentence(policy), own].filter(Boolean).join('\n\n')
+  const response = (hook.response ??= {}) as Record<number, unknown>
+  const statuses = [401, 429]
+  if (policy.companyKeyOnly || policy.unscoped || policy.module || anyOf(policy.permission).length) statuses.push(403)
+  if (hook.params) statuses.push(400, 404)
+  if (policy.idempotent) statuses.push(400, 409)
+  for (const s of statuses) response[s] ??= ErrorBody
+  if (policy.idempotent && !hook.headers) hook.headers = IdempotencyHeaders
+}
+
+const seeds = new WeakMap<AppContext, number>()
+let built = 0
+/** Elysia dedupes a named plugin by its seed; each app built in one process gets its own. */
+function appSeed(app: AppContext) {
+  if (!seeds.has(app)) seeds.set(app, ++built)
+  return seeds.get(app)!
+}
+
+/**
+ * The one route policy: a named plugin whose `policy` macro authenticates (before the body is read), checks
+ * the module flag, the permission and client scope, opens the declared transaction as the tenant, claims the
+ * Idempotency-Key, hands the handler `{ caller, tx }`, commits after it (rolls back on any error), and documents
+ * all of that in the route's OpenAPI entry.
+ */
+export const routePolicy = (app: AppContext) =>
+  new Elysia({ name: 'route-policy', seed: appSeed(app) }).macro({
+    policy: (policy: Policy) => ({
+      introspect(hook: Hook) {
+        document(hook, policy)
+        // Bodies are read in the parse stage, which comes before transform: the gate goes first in it. A route
+        // without a body schema reads none, and one that reads its own (`parse: 'none'`) does so in its handler:
+        // both are gated in transform, still before anything touches the body.
+        if (hook.body === undefined && hook.parse === undefined) hook.parse = 'none'
+        if (hook.parse === 'none') return
+        const gateFirst = ({ request }: { request: Request }) => gate(app, request, policy).then(() => undefined)
+        hook.parse = [gateFirst, ...(hook.parse === undefined ? [] : Array.isArray(hook.parse) ? hook.parse : [hook.parse])]
+      },
+      async transform({ request }: { request: Request }) {
+        await gate(app, request, policy)
+      },
+      async resolve({ request, path, body, set }) {
+        const caller = await gate(app, request, policy)
+        const mode = policy.tx ?? 'read'
+        if (mode === 'none') return { caller, tx: NO_TX }
+        const state = stateOf(request)
+        const open = await openTenantTx(app, caller, policy.idempotent ? 'write' : mode)
+        state.open = open
+        set.status = policy.status ?? (policy.idempotent ? 201 : 200)
+        const key = policy.idempotent ? request.headers.get('idempotency-key') : null
+        if (key !== null) {
+          const prior = await claimKey(app, open.tx, caller.companyId, key, requestFingerprint(request.method, path, body), Number(set.status))
+          if (prior) {
+            state.replayed = true
+            await close(request, false)
+            return answer(prior.status as 200, prior.body as never)
+          }
+          state.key = key
+        }
+        return { caller, tx: open.tx }
+      },
+      async afterHandle({ request, responseValue, set }) {
+        const state = states.get(request)
+        if (!state?.open) return
+        if (state.key !== undefined && !(responseValue instanceof Response))
+          await keepAnswer(state.open.tx, (await state.caller!).companyId, state.key, responseValue, Number(set.status ?? 200))
+        await close(request, true)
+      },
+      async error({ request }) {
+        await close(request, false)
+      },
+      async afterResponse({ request }) {
+        await close(request, false)
+      },
+    }),
+  })

@@ -1,0 +1,50 @@
+import type { Tx } from '../../db/client'
+
+/**
+ * What a feature announces from inside its transaction. The object is named, not copied: a listener that needs
+ * the record reads it in the same transaction, so it sees exactly what will commit.
+ */
+export interface DomainEvent {
+  type: string
+  companyId: number
+  object: { kind: string; id: number }
+  /** Facts the record itself does not hold (the run that made an operation, the desk that called a ticket). */
+  data?: Record<string, unknown>
+}
+
+export type Listener = (tx: Tx, event: DomainEvent) => Promise<void>
+
+/**
+ * In-transaction publish/subscribe between features: the announcing feature does not know who listens, and
+ * every listener runs inside the announcer's transaction, so its effects commit or roll back with the change.
+ */
+export class DomainEvents {
+  readonly #listeners: { prefix: string; exact: boolean; fn: Listener }[] = []
+
+  /** `pattern` is an event type (`operation.approved`), a family (`operation.*`) or `*`. */
+  on(pattern: string, fn: Listener): this {
+    const exact = !pattern.endsWith('*')
+    this.#listeners.push({ prefix: exact ? pattern : pattern.slice(0, -1), exact, fn })
+    return this
+  }
+
+  async dispatch(tx: Tx, event: DomainEvent): Promise<void> {
+    for (const l of this.#listeners) {
+      if (l.exact ? event.type === l.prefix : event.type.startsWith(l.prefix)) await l.fn(tx, event)
+    }
+  }
+}
+
+const buses = new WeakMap<Tx, DomainEvents>()
+
+/** Done by whoever opens a tenant transaction, so that `announce` on it reaches the app's listeners. */
+export function bindEvents(tx: Tx, events: DomainEvents) {
+  buses.set(tx, events)
+}
+
+/** Tells every listener, inside `tx`, what just happened; they have run when this resolves. */
+export async function announce(tx: Tx, event: DomainEvent): Promise<void> {
+  const bus = buses.get(tx)
+  if (!bus) throw new Error(`${event.type} announced on a transaction that was not opened as a tenant transaction`)
+  await bus.dispatch(tx, event)
+}
