@@ -20,6 +20,7 @@ import { mesasModule } from './modules/mesas'
 import { metricsModule } from './modules/metrics'
 import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
+import { webhooksModule } from './modules/webhooks'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -51,6 +52,7 @@ export function createApp(app: AppContext) {
     .use(metricsModule(app))
     .use(exportsModule(app))
     .use(ventanillaModule(app))
+    .use(webhooksModule(app))
 }
 
 export type App = ReturnType<typeof createApp>

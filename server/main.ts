@@ -7,6 +7,7 @@ import { createStore } from './infra/storage'
 import { createApp } from './app'
 import type { AppContext } from './context'
 import { DomainEvents } from './lib/events'
+import { deliveryWorker } from './modules/webhooks'
 
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }))
 
@@ -55,6 +56,7 @@ async function main() {
   // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload
   // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
   const server = app.listen({ port: config.port, idleTimeout: 0, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
+  const worker = deliveryWorker(ctx).start()
   log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
 
   let stopping = false
@@ -63,6 +65,7 @@ async function main() {
     stopping = true
     log({ level: 'info', msg: 'stopping', signal })
     await server.stop(true)
+    await worker.stop()
     await database.close()
     process.exit(0)
   }
