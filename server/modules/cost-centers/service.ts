@@ -4,8 +4,8 @@ import type { Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import { invalid, notFound, unprocessable } from '../../lib/errors'
 import { dec, toJson, toMoney } from '../../lib/money'
+import { requireLiveClient } from '../../lib/references'
 import type { CostCenterDto } from './model'
-import { requireLiveClient } from '../clients/service'
 
 type CostCenterRow = typeof costCenters.$inferSelect
 type BudgetRow = typeof costCenterBudgets.$inferSelect
