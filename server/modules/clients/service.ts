@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import type { Database, Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'

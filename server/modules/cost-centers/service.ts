@@ -86,7 +86,7 @@ export async function createCostCenter(
   },
 ) {
   const companyId = caller.companyId
-  const client = await requireLiveClient(tx, companyId, input.client_id)
+  await requireLiveClient(tx, companyId, input.client_id)
 
   let caja: number | null
   if (input.default_internal_account_id != null) {
