@@ -29,7 +29,7 @@ export function createApp(app: AppContext) {
     .use(bodyLimit(app.config.maxJsonBytes))
     .use(errors((entry) => app.log(entry)))
     .use(rateLimit(app.config.rateLimit))
-    .use(docs())
+    .use(docs(app.config.publicBaseUrl))
     .use(etag())
     .get(
       '/health',
