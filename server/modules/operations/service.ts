@@ -11,7 +11,7 @@ import { attachmentDtosByOperation, attachmentsJson } from '../attachments/servi
 import { isoSql } from '../../lib/time'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
-import { requireLiveClient } from '../clients/service'
+import { requireLiveClient } from '../../lib/references'
 
 export type { CreateOperationInput, OperationDto } from './model'
 
