@@ -468,3 +468,93 @@ describe('delivery', () => {
     expect(sent).toEqual(['operation.created', 'operation.created', 'operation.approved', 'operation.reverted', 'operation.cancelled'])
   })
 })
+
+describe('what is recorded', () => {
+  const feed = async (c: Company, type: string) => (await t.request('GET', `/api/events?type=${type}&limit=500`, { key: c.key })).body.data as any[]
+  const withoutLink = ({ signed_url, ...rest }: Record<string, unknown>) => rest
+
+  test('clients, accounts, cost centers, tools and attachments: each event carries the resource as its GET returned it', async () => {
+    const c = await t.newCompany()
+    const created = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Caja', type: 0, accounts: [{ currency_name: 'ARS' }] } })
+    expect(created.status).toBe(201)
+    const clientId = created.body.id
+    const [clientCreated] = await feed(c, 'client.created')
+    expect(clientCreated.data.object).toEqual(created.body)
+    const [firstAccount] = await feed(c, 'account.created')
+    expect(firstAccount.data.object).toEqual(created.body.accounts[0])
+
+    await t.request('PATCH', `/api/clients/${clientId}`, { key: c.key, body: { description: 'principal' } })
+    const added = await t.request('POST', `/api/clients/${clientId}/accounts`, { key: c.key, body: { currency_name: 'USD' } })
+    const afterAccount = await t.request('GET', `/api/clients/${clientId}`, { key: c.key })
+    const [, secondAccount] = await feed(c, 'account.created')
+    expect(secondAccount.data.object).toEqual(added.body)
+    const [updated] = await feed(c, 'client.updated')
+    expect(updated.data.object.description).toBe('principal')
+    expect(afterAccount.body.accounts).toContainEqual(expect.objectContaining({ id: added.body.id }))
+
+    const cc = await t.request('POST', '/api/cost-centers', { key: c.key, body: { name: 'Sueldos', client_id: clientId, default_currency: 'ARS' } })
+    await t.request('POST', `/api/cost-centers/${cc.body.id}/budgets`, { key: c.key, body: { currency: 'ARS', year: 2026, period: 1, amount: 1000, kind: 'expense' } })
+    const listed = (await t.request('GET', '/api/cost-centers', { key: c.key })).body.data.find((x: any) => x.id === cc.body.id)
+    expect((await feed(c, 'cost_center.created'))[0].data.object).toEqual(cc.body)
+    expect((await feed(c, 'cost_center.updated'))[0].data.object).toEqual(listed)
+
+    const type = await t.request('POST', '/api/operation-types', { key: c.key, body: { name: 'Subida', kind: 'up_down' } })
+    const tool = await t.request('POST', '/api/messaging/tools', {
+      key: c.key,
+      body: { name: 'Depósito', fixed_config: { toolKind: 'up_down', operationTypeId: type.body.id, destinationAccountId: created.body.accounts[0].id, amount: 5 } },
+    })
+    expect(tool.status).toBe(201)
+    const patched = await t.request('PATCH', `/api/messaging/tools/${tool.body.id}`, { key: c.key, body: { description: 'por bot' } })
+    const requested_by = { contact_id: 9, phone: '+5491100000000' }
+    const ran = await t.request('POST', `/api/messaging/tools/${tool.body.id}/run`, { key: c.key, body: { parameters: {}, requested_by, channel: 'twin' } })
+    expect(ran.status).toBe(201)
+    await t.request('POST', `/api/operations/${ran.body.operation.id}/approve`, { key: c.key })
+    await t.request('DELETE', `/api/messaging/tools/${tool.body.id}`, { key: c.key })
+    const toolEvents = await feed(c, 'messaging_tool.created,messaging_tool.updated,messaging_tool.deleted')
+    expect(toolEvents.map((e) => e.type)).toEqual(['messaging_tool.created', 'messaging_tool.updated', 'messaging_tool.deleted'])
+    expect(toolEvents[0].data.object).toEqual(tool.body)
+    expect(toolEvents[1].data.object).toEqual(patched.body)
+    expect(toolEvents[2].data.object.deleted_at).not.toBeNull()
+    const runEvents = await feed(c, 'operation.created,operation.approved')
+    expect(runEvents).toHaveLength(2)
+    for (const e of runEvents) {
+      expect(e.data.channel).toBe('twin')
+      expect(e.data.requested_by).toEqual(ran.body.draft.requested_by)
+    }
+    expect(runEvents[0].data.object).toEqual({ ...ran.body.operation })
+
+    const f = new FormData()
+    f.append('file', new File(['hola'], 'recibo.txt', { type: 'text/plain' }))
+    const up = await t.request('POST', `/api/operations/${ran.body.operation.id}/attachments`, { key: c.key, raw: f })
+    expect(up.status).toBe(201)
+    const opWithFile = await t.request('GET', `/api/operations/${ran.body.operation.id}`, { key: c.key })
+    await t.request('DELETE', `/api/operations/${ran.body.operation.id}/attachments/${up.body.id}`, { key: c.key })
+    const files = await feed(c, 'attachment.created,attachment.deleted')
+    expect(files.map((e) => e.type)).toEqual(['attachment.created', 'attachment.deleted'])
+    for (const e of files) {
+      expect(e.data.object).toEqual(withoutLink(up.body))
+      expect(e.data.operation_id).toBe(ran.body.operation.id)
+    }
+    // An operation's own events list its attachments without links too.
+    await t.request('POST', `/api/operations/${ran.body.operation.id}/revert`, { key: c.key })
+    const reverted = (await feed(c, 'operation.reverted'))[0]
+    expect(reverted.data.object.attachments).toEqual([])
+    expect(opWithFile.body.attachments.map(withoutLink)).toEqual([withoutLink(up.body)])
+
+    const spare = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Juan', type: 1 } })
+    const before = await t.request('GET', `/api/clients/${spare.body.id}`, { key: c.key })
+    expect((await t.request('DELETE', `/api/clients/${spare.body.id}`, { key: c.key })).status).toBe(200)
+    const deleted = await feed(c, 'client.deleted')
+    expect(deleted).toHaveLength(1)
+    expect(deleted[0].data.object).toEqual(before.body)
+  })
+
+  test('a rolled-back change records no event', async () => {
+    const c = await t.newCompany()
+    const bad = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'X', type: 1, tag_ids: [999999] } })
+    expect(bad.status).toBe(422)
+    expect(await feed(c, 'client.created')).toEqual([])
+    const rows = await t.ctx.database.rows(sql`select id from events where company_id = ${c.id}`)
+    expect(rows).toEqual([])
+  })
+})

@@ -168,7 +168,7 @@ const operationJson = (id: number) => sql`(select jsonb_build_object(
  * transaction declared for the audit trail (server/lib/write.ts).
  */
 const operationOrigin = (id: number) => sql`coalesce(
-  (select jsonb_build_object('channel', d.channel, 'requested_by', d.requested_by) from messaging_drafts d where d.operation_id = ${id} limit 1),
+  (select jsonb_build_object('channel', d.channel, 'requested_by', d.channel_detail -> 'requested_by') from messaging_drafts d where d.operation_id = ${id} limit 1),
   case when current_setting('app.channel', true) in ('messaging', 'twin') then jsonb_build_object(
     'channel', current_setting('app.channel', true),
     'requested_by', nullif(current_setting('app.channel_detail', true), '')::jsonb -> 'requested_by') end)`

@@ -3,6 +3,39 @@ import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import type { DomainEvent, DomainEvents } from '../../lib/events'
 import { invalid } from '../../lib/errors'
 
+/**
+ * What integrators are told about: every type here is recorded and can be subscribed to (exactly, by family
+ * such as `operation.*`, or with `*`). Other announcements (`company.updated`) stay between features.
+ */
+export const EVENT_TYPES = [
+  'client.created',
+  'client.updated',
+  'client.deleted',
+  'account.created',
+  'operation.created',
+  'operation.approved',
+  'operation.reverted',
+  'operation.cancelled',
+  'attachment.created',
+  'attachment.deleted',
+  'cost_center.created',
+  'cost_center.updated',
+  'messaging_tool.created',
+  'messaging_tool.updated',
+  'messaging_tool.deleted',
+  'mesa_line.created',
+  'mesa_line.deleted',
+  'ventanilla_ticket.created',
+  'ventanilla_ticket.called',
+  'ventanilla_ticket.finished',
+  'ventanilla_ticket.no_show',
+  'ventanilla_ticket.transferred',
+  'webhook_endpoint.disabled',
+  'webhook.test',
+] as const
+
+const RECORDED = new Set<string>(EVENT_TYPES)
+
 /** Endpoint filters an event matches: everything, its family (`operation.*`) or its exact type. */
 export function patternsOf(type: string): string[] {
   const dot = type.indexOf('.')
@@ -17,6 +50,7 @@ const textArray = (values: string[]) => sql`array[${sql.join(values.map((v) => s
  * the endpoint it names.
  */
 export async function record(tx: Tx, event: DomainEvent): Promise<void> {
+  if (!RECORDED.has(event.type)) return
   const rendered = event.render
   const object: SQL =
     rendered === undefined ? sql`'null'::jsonb` : typeof rendered === 'function' ? sql`${JSON.stringify((await rendered()) ?? null)}::jsonb` : sql`(${rendered})`

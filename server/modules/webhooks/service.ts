@@ -7,36 +7,11 @@ import { announce } from '../../lib/events'
 import { invalid, notFound, unprocessable } from '../../lib/errors'
 import { iso, pagination } from '../../lib/models'
 import { refusal } from './address'
-import { eventId, eventNumber, patternsOf } from './outbox'
+import { EVENT_TYPES, eventId, eventNumber, patternsOf } from './outbox'
+
+export { EVENT_TYPES } from './outbox'
 import { newEndpointSecret, sealSecret } from './secrets'
 
-/** Every type the service announces; endpoints subscribe to these, to a family (`operation.*`) or to `*`. */
-export const EVENT_TYPES = [
-  'client.created',
-  'client.updated',
-  'client.deleted',
-  'account.created',
-  'operation.created',
-  'operation.approved',
-  'operation.reverted',
-  'operation.cancelled',
-  'attachment.created',
-  'attachment.deleted',
-  'cost_center.created',
-  'cost_center.updated',
-  'messaging_tool.created',
-  'messaging_tool.updated',
-  'messaging_tool.deleted',
-  'mesa_line.created',
-  'mesa_line.deleted',
-  'ventanilla_ticket.created',
-  'ventanilla_ticket.called',
-  'ventanilla_ticket.finished',
-  'ventanilla_ticket.no_show',
-  'ventanilla_ticket.transferred',
-  'webhook_endpoint.disabled',
-  'webhook.test',
-] as const
 
 const KNOWN_FILTERS = new Set(['*', ...EVENT_TYPES, ...EVENT_TYPES.map((t) => `${t.split('.')[0]}.*`)])
 
