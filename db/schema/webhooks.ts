@@ -76,8 +76,12 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     uniqueIndex('webhook_deliveries_endpoint_event').on(t.endpointId, t.eventId),
-    index('webhook_deliveries_due').on(t.endpointId, t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    // The claim walks this in order and stops at its limit: its cost does not grow with the backlog.
+    index('webhook_deliveries_due').on(t.endpointId, t.nextAttemptAt, t.eventId).where(sql`${t.status} = 'pending'`),
+    // Is an earlier event of the same object still pending for the endpoint? One probe.
     index('webhook_deliveries_object').on(t.endpointId, t.objectKey, t.eventId).where(sql`${t.status} = 'pending'`),
+    // Attempts in flight per endpoint, counted before each claim.
+    index('webhook_deliveries_leased').on(t.endpointId).where(sql`${t.status} = 'pending' and ${t.lockedUntil} is not null`),
   ],
 )
 

@@ -147,11 +147,11 @@ export class DeliveryWorker {
             select d.id from webhook_deliveries d
             where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now()
               and (d.locked_until is null or d.locked_until < now())
-              and not exists (select 1 from webhook_deliveries p where p.endpoint_id = d.endpoint_id
-                and p.object_key = d.object_key and p.status = 'pending' and p.event_id < d.event_id)
+              and d.event_id = (select min(p.event_id) from webhook_deliveries p
+                where p.endpoint_id = d.endpoint_id and p.object_key = d.object_key and p.status = 'pending')
             order by d.next_attempt_at, d.event_id
             limit greatest(0, ${perEndpoint}::int - (select count(*) from webhook_deliveries x
-              where x.endpoint_id = e.id and x.status = 'pending' and x.locked_until >= now()))
+              where x.endpoint_id = e.id and x.status = 'pending' and x.locked_until is not null and x.locked_until >= now()))
             for update of d skip locked
           ) d
           where e.enabled and e.deleted_at is null

@@ -63,6 +63,7 @@ CREATE INDEX "events_created" ON "events" USING btree ("created_at");--> stateme
 CREATE INDEX "webhook_attempts_endpoint" ON "webhook_attempts" USING btree ("endpoint_id","id");--> statement-breakpoint
 CREATE INDEX "webhook_attempts_delivery" ON "webhook_attempts" USING btree ("delivery_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "webhook_deliveries_endpoint_event" ON "webhook_deliveries" USING btree ("endpoint_id","event_id");--> statement-breakpoint
-CREATE INDEX "webhook_deliveries_due" ON "webhook_deliveries" USING btree ("endpoint_id","next_attempt_at") WHERE "webhook_deliveries"."status" = 'pending';--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_due" ON "webhook_deliveries" USING btree ("endpoint_id","next_attempt_at","event_id") WHERE "webhook_deliveries"."status" = 'pending';--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_object" ON "webhook_deliveries" USING btree ("endpoint_id","object_key","event_id") WHERE "webhook_deliveries"."status" = 'pending';--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_leased" ON "webhook_deliveries" USING btree ("endpoint_id") WHERE "webhook_deliveries"."status" = 'pending' and "webhook_deliveries"."locked_until" is not null;--> statement-breakpoint
 CREATE INDEX "webhook_endpoints_company" ON "webhook_endpoints" USING btree ("company_id");
