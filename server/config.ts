@@ -129,8 +129,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retrySchedule: schedule(env, 'WEBHOOK_RETRY_SCHEDULE'),
       disableAfterHours: integer(env, 'WEBHOOK_DISABLE_AFTER_HOURS', 120, 1, 100_000),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 15, 1, 300) * 1000,
-      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1000),
-      perEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 8, 1, 1000),
+      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 128, 1, 1000),
+      perEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 32, 1, 1000),
     },
   }
 }

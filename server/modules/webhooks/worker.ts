@@ -12,6 +12,8 @@ import { and, eq } from 'drizzle-orm'
 
 /** How often a worker looks for due deliveries it was not woken for (retries, other processes' events). */
 const POLL_MS = 200
+/** Outcomes of attempts are written together, at most this long after the first of them. */
+const RECORD_EVERY_MS = 5
 const PRUNE_EVERY_MS = 10 * 60 * 1000
 /** A Retry-After beyond this is taken as this. */
 const MAX_RETRY_AFTER_S = 24 * 60 * 60
@@ -69,6 +71,8 @@ export class DeliveryWorker {
   #again = false
   #lastPrune = 0
   readonly #inflight = new Set<Promise<void>>()
+  #outcomes: { c: Claimed; out: Outcome; done: () => void }[] = []
+  #recording: ReturnType<typeof setTimeout> | undefined
 
   constructor(app: AppContext) {
     this.#app = app
@@ -120,7 +124,7 @@ export class DeliveryWorker {
         if (free <= 0 || this.#stopped) return
         const claimed = await this.#claim(free)
         for (const c of claimed) {
-          const p = this.#attempt(c).catch((e) => this.#app.log({ level: 'error', msg: 'webhook attempt failed to record', error: String(e) }))
+          const p = this.#attempt(c)
           this.#inflight.add(p)
           void p.finally(() => {
             this.#inflight.delete(p)
@@ -220,29 +224,71 @@ export class DeliveryWorker {
     }
   }
 
+  /** One attempt: sent now, its outcome written with the others that finish about the same time. */
   async #attempt(c: Claimed) {
     const out = await this.#send(c)
-    const schedule = this.#config.retrySchedule
-    const retryIn = out.ok || out.gone ? null : c.attempts <= schedule.length ? Math.max(schedule[c.attempts - 1], out.retryAfter ?? 0) : null
-    const status = out.ok ? 'succeeded' : retryIn === null ? 'failed' : 'pending'
-    const next = retryIn === null ? sql`null::timestamptz` : sql`now() + make_interval(secs => ${retryIn})`
-    // A resend while this attempt was in flight bumped the generation: the delivery stays open for it.
-    await this.#app.db.execute(sql`with attempt as (
-        update webhook_attempts set status = ${out.ok ? 'succeeded' : 'failed'}, response_status = ${out.status},
-          response_ms = ${out.ms}, error = ${out.error}, next_attempt_at = ${next}
-        where id = ${c.attempt_id}
-      ), delivery as (
-        update webhook_deliveries set locked_until = null, updated_at = now(),
-          status = case when generation = ${c.generation} then ${status} else 'pending' end,
-          next_attempt_at = case when generation = ${c.generation} then coalesce(${next}, next_attempt_at) else now() end
-        where id = ${c.id}
-      )
-      update webhook_endpoints set failing_since = ${out.ok ? sql`null` : sql`now()`}
-      where id = ${c.endpoint_id} and ${out.ok ? sql`failing_since is not null` : sql`failing_since is null`}`)
-    if (out.gone) return this.#disable(c.endpoint_id, 'the endpoint answered 410 Gone')
+    await new Promise<void>((done) => {
+      this.#outcomes.push({ c, out, done })
+      this.#recording ??= setTimeout(() => void this.#record(), RECORD_EVERY_MS)
+    })
+    if (out.gone) return this.#disable(c.endpoint_id, 'the endpoint answered 410 Gone').catch((e) => this.#app.log({ level: 'error', msg: 'webhook endpoint not disabled', error: String(e) }))
     const since = c.failing_since === null ? null : new Date(c.failing_since)
     if (!out.ok && since && Date.now() - since.getTime() >= this.#config.disableAfterHours * 3600_000)
-      return this.#disable(c.endpoint_id, `every attempt failed for ${this.#config.disableAfterHours} hours (since ${since.toISOString()})`)
+      return this.#disable(c.endpoint_id, `every attempt failed for ${this.#config.disableAfterHours} hours (since ${since.toISOString()})`).catch((e) =>
+        this.#app.log({ level: 'error', msg: 'webhook endpoint not disabled', error: String(e) }),
+      )
+  }
+
+  /**
+   * Writes a batch of outcomes in one statement: each attempt's result, its delivery's next state (done, failed
+   * for good, or due again after the schedule's wait or the receiver's Retry-After), and each endpoint's failing
+   * streak. A delivery reopened by a resend while its attempt was in flight (another generation) stays open.
+   * Should the write fail, the leases run out and the attempts are made again: at least once.
+   */
+  async #record() {
+    const batch = this.#outcomes
+    this.#outcomes = []
+    this.#recording = undefined
+    const schedule = this.#config.retrySchedule
+    const rows = batch.map(({ c, out }, n) => {
+      const retryIn = out.ok || out.gone ? null : c.attempts <= schedule.length ? Math.max(schedule[c.attempts - 1], out.retryAfter ?? 0) : null
+      return {
+        attempt_id: c.attempt_id,
+        delivery_id: c.id,
+        endpoint_id: c.endpoint_id,
+        generation: c.generation,
+        ok: out.ok,
+        delivery_status: out.ok ? 'succeeded' : retryIn === null ? 'failed' : 'pending',
+        code: out.status,
+        ms: out.ms,
+        error: out.error,
+        retry_in: retryIn,
+        n,
+      }
+    })
+    try {
+      await this.#app.db.execute(sql`with o as (
+          select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as o(attempt_id bigint, delivery_id bigint,
+            endpoint_id int, generation int, ok boolean, delivery_status text, code int, ms int, error text, retry_in int, n int)
+        ), attempts as (
+          update webhook_attempts a set status = case when o.ok then 'succeeded' else 'failed' end, response_status = o.code,
+            response_ms = o.ms, error = o.error, next_attempt_at = now() + make_interval(secs => o.retry_in)
+          from o where a.id = o.attempt_id
+        ), deliveries as (
+          update webhook_deliveries d set locked_until = null, updated_at = now(),
+            status = case when d.generation = o.generation then o.delivery_status else 'pending' end,
+            next_attempt_at = case when d.generation = o.generation then coalesce(now() + make_interval(secs => o.retry_in), d.next_attempt_at) else now() end
+          from o where d.id = o.delivery_id
+        ), latest as (
+          select distinct on (endpoint_id) endpoint_id, ok from o order by endpoint_id, n desc
+        )
+        update webhook_endpoints e set failing_since = case when latest.ok then null else now() end
+        from latest where e.id = latest.endpoint_id and (latest.ok = (e.failing_since is not null))`)
+    } catch (e) {
+      this.#app.log({ level: 'error', msg: 'webhook outcomes not recorded', error: String(e), attempts: rows.length })
+    } finally {
+      for (const b of batch) b.done()
+    }
   }
 
   /** Disables an endpoint and tells the others (`webhook_endpoint.disabled`), in one transaction. */
