@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { routePolicy, type Policy } from '../../access/policy'
+import { routePolicy } from '../../access/policy'
 import { errors, Id, IdParams } from '../../lib/models'
 import { MesaModel } from './model'
 import { followLedger } from './feed'
@@ -8,11 +8,6 @@ import { createLine, createMesa, deleteLine, deleteMesa, infer, listLines, listM
 
 const Deleted = t.Object({ deleted: t.Literal(true) })
 const LineParams = t.Object({ id: Id, lineId: Id })
-
-/** Reads (and infer by either method, which only reads) need `mesas.view` or `mesas.manage`; every other route writes. */
-const READ = { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] } as const satisfies Policy
-const WRITE = { module: 'mesas', permission: 'mesas.manage', tx: 'write' } as const satisfies Policy
-const CREATE = { module: 'mesas', permission: 'mesas.manage', idempotent: true } as const satisfies Policy
 
 const detail = (summary: string, description?: string) => ({ tags: ['Mesas'], summary, ...(description && { description }) })
 
@@ -26,7 +21,7 @@ export const mesasModule = (app: AppContext) => {
   return new Elysia({ prefix: '/api/mesas' })
     .use(routePolicy(app))
     .post('', ({ caller, tx, body }) => createMesa(tx, caller, body), {
-      policy: CREATE,
+      policy: { module: 'mesas', permission: 'mesas.manage', idempotent: true },
       body: MesaModel.create,
       response: { 201: MesaModel.mesa, ...errors(422) },
       detail: detail(
@@ -37,18 +32,18 @@ export const mesasModule = (app: AppContext) => {
       ),
     })
     .get('', async ({ caller, tx }) => ({ data: await listMesas(tx, caller) }), {
-      policy: READ,
+      policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       response: { 200: t.Object({ data: t.Array(MesaModel.mesa) }) },
       detail: detail('List live mesas'),
     })
     .get('/:id', ({ caller, tx, params }) => readMesa(tx, caller, params.id), {
-      policy: READ,
+      policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       response: { 200: MesaModel.mesa },
       detail: detail('Get a mesa'),
     })
     .patch('/:id', ({ caller, tx, params, body }) => updateMesa(tx, caller, params.id, body), {
-      policy: WRITE,
+      policy: { module: 'mesas', permission: 'mesas.manage', tx: 'write' },
       params: IdParams,
       body: MesaModel.update,
       response: { 200: MesaModel.mesa, ...errors(409, 422) },
@@ -58,20 +53,21 @@ export const mesasModule = (app: AppContext) => {
       ),
     })
     .delete('/:id', ({ caller, tx, params }) => deleteMesa(tx, caller, params.id), {
-      policy: WRITE,
+      policy: { module: 'mesas', permission: 'mesas.manage', tx: 'write' },
       params: IdParams,
       response: { 200: Deleted },
       detail: detail('Delete a mesa (soft); its accounts become free for other mesas'),
     })
     .get('/:id/infer', ({ caller, tx, params, query }) => infer(tx, caller, params.id, query.operation_id), {
-      policy: READ,
+      policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       query: MesaModel.inferQuery,
       response: { 200: MesaModel.inference, ...errors(422) },
       detail: detail('Infer the trade of an operation', INFER_NOTE),
     })
+    // A POST that only reads: the permission of the reads.
     .post('/:id/infer', ({ caller, tx, params, query, body }) => infer(tx, caller, params.id, body?.operation_id ?? query.operation_id), {
-      policy: READ,
+      policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       query: MesaModel.inferQuery,
       body: MesaModel.inferBody,
@@ -79,7 +75,7 @@ export const mesasModule = (app: AppContext) => {
       detail: detail('Infer the trade of an operation', `${INFER_NOTE} operation_id may come in the query or in the body (the body wins). Reads only.`),
     })
     .get('/:id/suggestions', async ({ caller, tx, params }) => ({ data: await suggestions(tx, caller, params.id) }), {
-      policy: READ,
+      policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       response: { 200: t.Object({ data: t.Array(MesaModel.suggestion) }) },
       detail: detail(
@@ -88,13 +84,13 @@ export const mesasModule = (app: AppContext) => {
       ),
     })
     .get('/:id/lines', async ({ caller, tx, params }) => ({ data: await listLines(tx, caller, params.id) }), {
-      policy: READ,
+      policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       response: { 200: t.Object({ data: t.Array(MesaModel.line) }) },
       detail: detail('The blotter, by trade time'),
     })
     .post('/:id/lines', ({ caller, tx, params, body }) => createLine(tx, caller, params.id, body, app.clock()), {
-      policy: CREATE,
+      policy: { module: 'mesas', permission: 'mesas.manage', idempotent: true },
       params: IdParams,
       body: MesaModel.lineCreate,
       response: { 201: MesaModel.line, ...errors(422) },
@@ -105,13 +101,13 @@ export const mesasModule = (app: AppContext) => {
       ),
     })
     .delete('/:id/lines/:lineId', ({ caller, tx, params }) => deleteLine(tx, caller, params.id, params.lineId), {
-      policy: WRITE,
+      policy: { module: 'mesas', permission: 'mesas.manage', tx: 'write' },
       params: LineParams,
       response: { 200: Deleted },
       detail: detail('Remove a blotter line', 'Touches no operation and no balance.'),
     })
     .get('/:id/position', ({ caller, tx, params }) => position(tx, caller, params.id), {
-      policy: READ,
+      policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       response: { 200: MesaModel.position },
       detail: detail(
