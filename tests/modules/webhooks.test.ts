@@ -549,6 +549,41 @@ describe('what is recorded', () => {
     expect(deleted[0].data.object).toEqual(before.body)
   })
 
+  test('mesa lines and waiting-room tickets: each step is an event with the record as answered', async () => {
+    const c = await t.newCompany({ mesas: true, ventanilla: true })
+    const caja = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Caja', type: 0, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] } })
+    const mesa = await t.request('POST', '/api/mesas', {
+      key: c.key,
+      body: { name: 'Mesa USD', local_currency: 'ARS', quote_currency: 'USD', costing_method: 'fifo', account_ids: caja.body.accounts.map((a: any) => a.id) },
+    })
+    expect(mesa.status).toBe(201)
+    const line = await t.request('POST', `/api/mesas/${mesa.body.id}/lines`, { key: c.key, body: { side: 'buy', local_amount: 1000, quote_amount: 1 } })
+    expect(line.status).toBe(201)
+    const listed = (await t.request('GET', `/api/mesas/${mesa.body.id}/lines`, { key: c.key })).body.data
+    expect((await t.request('DELETE', `/api/mesas/${mesa.body.id}/lines/${line.body.id}`, { key: c.key })).status).toBe(200)
+    const lines = await feed(c, 'mesa_line.created,mesa_line.deleted')
+    expect(lines.map((e) => e.type)).toEqual(['mesa_line.created', 'mesa_line.deleted'])
+    expect(lines[0].data.object).toEqual(line.body)
+    expect(lines[0].data.object).toEqual(listed[0])
+    expect(lines[1].data.object).toEqual(line.body)
+
+    const service = await t.request('POST', '/api/ventanilla/services', { key: c.key, body: { name: 'Cambio', prefix: 'A' } })
+    const first = await t.request('POST', '/api/ventanilla/tickets', { key: c.key, body: { service_id: service.body.id, customer_name: 'Juan Pérez' } })
+    const second = await t.request('POST', '/api/ventanilla/tickets', { key: c.key, body: { service_id: service.body.id } })
+    const called = await t.request('POST', '/api/ventanilla/calls', { key: c.key, body: { desk: 'Caja 2' } })
+    const finished = await t.request('POST', `/api/ventanilla/tickets/${first.body.id}/finish`, { key: c.key })
+    const gone = await t.request('POST', `/api/ventanilla/tickets/${second.body.id}/no-show`, { key: c.key })
+    expect([first.status, second.status, called.status, finished.status, gone.status]).toEqual([201, 201, 201, 200, 200])
+    const tickets = await feed(c, 'ventanilla_ticket.created,ventanilla_ticket.called,ventanilla_ticket.finished,ventanilla_ticket.no_show')
+    expect(tickets.map((e) => [e.type, e.data.object])).toEqual([
+      ['ventanilla_ticket.created', first.body],
+      ['ventanilla_ticket.created', second.body],
+      ['ventanilla_ticket.called', called.body],
+      ['ventanilla_ticket.finished', finished.body],
+      ['ventanilla_ticket.no_show', gone.body],
+    ])
+  })
+
   test('a rolled-back change records no event', async () => {
     const c = await t.newCompany()
     const bad = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'X', type: 1, tag_ids: [999999] } })

@@ -4,6 +4,7 @@ import type { Executor, Tx } from '../../../db/client'
 import type { Database } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
+import { announce } from '../../lib/events'
 import { dec, toJson, toMoney } from '../../lib/money'
 import { localDate, validTimezone } from '../../lib/time'
 import { credentialPrefix, newCredential, sameDigest, sha256 } from '../../lib/secrets'
@@ -318,7 +319,14 @@ export async function createTicket(tx: Tx, caller: Caller, input: { service_id: 
     })
     .returning()
   await publish(tx, caller.companyId)
-  return ticketDto(row)
+  return announceTicket(tx, 'ventanilla_ticket.created', row)
+}
+
+/** Each step of a ticket is told to the rest of the service (and, through the outbox, to integrators). */
+async function announceTicket(tx: Tx, type: string, row: TicketRow) {
+  const dto = ticketDto(row)
+  await announce(tx, { type, companyId: row.companyId, object: { kind: 'ventanilla_ticket', id: row.id }, render: async () => dto })
+  return dto
 }
 
 /** Takes the oldest waiting ticket; concurrent desks skip each other's locked row instead of calling it twice. */
@@ -345,7 +353,7 @@ async function markCalled(tx: Tx, companyId: number, id: number, desk: string, n
     .where(eq(ventanillaTickets.id, id))
     .returning()
   await publish(tx, companyId)
-  return ticketDto(row)
+  return announceTicket(tx, 'ventanilla_ticket.called', row)
 }
 
 async function lockTicket(tx: Tx, companyId: number, id: number) {
@@ -380,10 +388,10 @@ export async function noShowTicket(tx: Tx, caller: Caller, id: number, now: Date
   return setStatus(tx, caller.companyId, id, 'no_show', now)
 }
 
-async function setStatus(tx: Tx, companyId: number, id: number, status: string, now: Date) {
+async function setStatus(tx: Tx, companyId: number, id: number, status: 'finished' | 'no_show', now: Date) {
   const [row] = await tx.update(ventanillaTickets).set({ status, updatedAt: now }).where(eq(ventanillaTickets.id, id)).returning()
   await publish(tx, companyId)
-  return ticketDto(row)
+  return announceTicket(tx, `ventanilla_ticket.${status}`, row)
 }
 
 /** The token's company when the token is live and the module is on; anything else looks the same as unknown. */
