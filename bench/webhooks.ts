@@ -3,8 +3,8 @@
  *  1. approvals/s over HTTP with the outbox recording every event and one endpoint subscribed (the delivery
  *     worker sending to a local receiver meanwhile), against the same app with no outbox listener at all;
  *     two server processes on one throwaway database, rounds alternating so machine load hits both alike;
- *  2. commit → first delivery p99 with approvals paced at 200/s (measured from the moment each request is sent,
- *     so it is an upper bound of the time from commit);
+ *  2. commit → first delivery p99 with approvals paced at 200/s, from the moment each approval's 200 arrives (the
+ *     commit is a moment before it; a delivery that beats the answer counts 0); the rate reached is printed too;
  *  3. deliveries/s to a local receiver, draining a queue of 5,000 deliveries of distinct objects, against the
  *     same receiver driven by a plain fetch loop at the worker's per-endpoint concurrency.
  *
@@ -198,14 +198,15 @@ async function main() {
         const at = started + (i * 1000) / PACED_RATE
         const wait = at - performance.now()
         if (wait > 0) await Bun.sleep(wait)
-        sentAt.set(id, performance.now())
         await approve(withEvents)(id)
+        sentAt.set(id, performance.now())
       }),
     )
+    const pacedSeconds = (performance.now() - started) / 1000
     await settle()
     const approvedEvents = await direct`select id, object_id from events where id > ${first} and type = 'operation.approved' and company_id = ${withEvents.companyId}`
     const latencies = approvedEvents
-      .map((e) => (firstArrival.get(`evt_${e.id}`) ?? NaN) - sentAt.get(e.object_id as number)!)
+      .map((e) => Math.max(0, (firstArrival.get(`evt_${e.id}`) ?? NaN) - sentAt.get(e.object_id as number)!))
       .filter(Number.isFinite)
       .sort((a, b) => a - b)
     if (latencies.length !== paced.length) throw new Error(`paced run: ${latencies.length} of ${paced.length} deliveries seen`)
@@ -242,12 +243,13 @@ async function main() {
 
     console.log(`webhooks benchmark: ${CONCURRENCY} concurrent clients, ${ROUNDS} alternating rounds; one endpoint subscribed to operation.approved`)
     console.log(`  approve with outbox and delivery: ${rate(eventsPhase).toFixed(0)} approvals/s (${eventsPhase.done}); without: ${rate(plainPhase).toFixed(0)} approvals/s (${plainPhase.done}); ${httpErrors} non-200`)
+    console.log(`  paced run: ${paced.length} approvals in ${pacedSeconds.toFixed(1)} s (${(paced.length / pacedSeconds).toFixed(0)}/s of ${PACED_RATE}/s asked)`)
     console.log(`  commit → first delivery at ${PACED_RATE} approvals/s: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)!.toFixed(0)} ms`)
     console.log(`  drain of ${DRAIN} deliveries: ${drainRate.toFixed(0)} deliveries/s; plain fetch loop (8 concurrent): ${fetchRate.toFixed(0)} requests/s`)
     if (httpErrors) throw new Error('approvals failed under load')
     printFigures([
       figure(`approvals/s over HTTP with events + 1 endpoint (ceiling: same app without the outbox)`, rate(eventsPhase), rate(plainPhase), 'approvals/s', 'ratio >= 0.9'),
-      figure(`commit → first delivery p99 at ${PACED_RATE} writes/s (from request sent)`, percentile(latencies, 99), null, 'ms', '<= 500'),
+      figure(`commit → first delivery p99 at ${PACED_RATE} writes/s asked (from the write's 200)`, percentile(latencies, 99), null, 'ms', '<= 500'),
       figure(`deliveries/s to a local receiver (ceiling: plain fetch loop, 8 concurrent)`, drainRate, fetchRate, 'deliveries/s', '>= 1000'),
     ])
   } finally {
