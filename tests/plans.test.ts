@@ -187,10 +187,12 @@ describe.each([
     expectLookups(await explained(() => call('POST', `/api/operations/${ids[next++]}/approve`, t.key)), 'approve')
   }, 60_000)
 
-  postgresTest('creating a client reads no other client', async () => {
+  postgresTest('creating clients, one or a batch, reads no other client', async () => {
     const t = who()
     const plans = await explained(() => call('POST', '/api/clients', t.key, { name: 'Nuevo', type: 1, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] }))
     expectLookups(plans, 'client create')
+    const many = Array.from({ length: 20 }, (_, i) => ({ name: `Lote ${i}`, type: 1, accounts: [{ currency_name: 'ARS' }] }))
+    expectLookups(await explained(() => call('POST', '/api/clients/batch', t.key, { clients: many })), 'client batch')
   }, 60_000)
 
   postgresTest('the clients page reads the matches once and each listed client by id', async () => {

@@ -9,7 +9,7 @@
 import type postgres from 'postgres'
 import { sql as q } from 'drizzle-orm'
 import type { Database } from '../../db/client'
-import { issueKey } from '../../server/modules/superadmin/service'
+import { issueKey } from '../../server/access/keys'
 
 const TABLES = ['companies', 'clients', 'accounts', 'operations', 'transactions', 'operation_types', 'tags', 'client_tags', 'audit_logs']
 

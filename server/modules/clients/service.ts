@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import { rowsOf, type Database, type Executor, type Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
@@ -127,21 +127,6 @@ export async function listClients(
     db,
   )
   return row.body
-}
-
-/**
- * A reference to a live client of the company inside a new record; 422 `UNKNOWN_CLIENT` naming `field` otherwise.
- * Looked up by primary key alone and checked on the row: with a company condition beside the id the planner may
- * start from the company's index, and walk all of its clients, whenever the statistics underestimate the tenant.
- */
-export async function requireLiveClient(db: Executor, companyId: number, id: number, field = 'client_id') {
-  const [client] = await db
-    .select({ id: clients.id, type: clients.type, companyId: clients.companyId, deletedAt: clients.deletedAt })
-    .from(clients)
-    .where(eq(clients.id, id))
-  if (!client || client.companyId !== companyId || client.deletedAt !== null)
-    throw unprocessable('UNKNOWN_CLIENT', 'Unknown client', [{ field, message: `unknown client ${id}` }])
-  return { id: client.id, type: client.type }
 }
 
 async function clientRow(db: Executor, caller: Caller, id: number, lock = false) {
