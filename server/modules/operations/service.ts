@@ -232,34 +232,38 @@ const ids = (values: Iterable<number | null | undefined>) => [...new Set([...val
  */
 async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[]) {
   const exclusive = inputs.some((i) => i.status === 'completed')
-  const accountIds = ids(inputs.flatMap((i) => i.transactions.map((t) => t.account_id)))
-  const lockedAccounts = accountIds.length
-    ? rowsOf<{ id: number; company_id: number; client_id: number; currency_name: string }>(
-        await tx.execute(sql`select id, company_id, client_id, currency_name from accounts where id = any(${pgArray(accountIds, 'int')})
-          order by id ${exclusive ? sql`for no key update` : sql`for key share`}`),
+  const list = (values: Iterable<number | null | undefined>) => pgArray(ids(values), 'int')
+  // One round trip: the locking CTE runs first and in full (it is referenced), so the accounts are locked in id order
+  // before anything else is read.
+  const [refs] = rowsOf<{
+    accounts: { id: number; company_id: number; client_id: number; currency_name: string }[]
+    clients: { id: number; company_id: number; deleted: boolean }[]
+    types: { id: number; company_id: number }[]
+    cost_centers: { id: number; company_id: number }[]
+    tx_types: { id: number; company_id: number; is_commission: boolean }[]
+  }>(
+    await tx.execute(sql`with locked as (
+        select id, company_id, client_id, currency_name from accounts where id = any(${list(inputs.flatMap((i) => i.transactions.map((t) => t.account_id)))})
+        order by id ${exclusive ? sql`for no key update` : sql`for key share`}
       )
-    : []
-  const byId = async <T extends { id: number; company_id: number }>(wanted: number[], query: (list: SQL) => SQL) => {
-    const rows = wanted.length ? rowsOf<T>(await tx.execute(query(pgArray(wanted, 'int')))) : []
-    return new Map(rows.filter((r) => r.company_id === companyId).map((r) => [r.id, r]))
-  }
-  const accountRows = new Map(lockedAccounts.filter((a) => a.company_id === companyId).map((a) => [a.id, a]))
-  const [types, clientRows, costCenterRows, txTypes] = [
-    await byId<{ id: number; company_id: number }>(ids(inputs.map((i) => i.operation_type_id)), (l) => sql`select id, company_id from operation_types where id = any(${l})`),
-    // Owners of the accounts too: an account of a deleted client is unknown.
-    await byId<{ id: number; company_id: number; deleted: boolean }>(
-      ids([...inputs.map((i) => i.client_id), ...[...accountRows.values()].map((a) => a.client_id)]),
-      (l) => sql`select id, company_id, deleted_at is not null as deleted from clients where id = any(${l})`,
-    ),
-    await byId<{ id: number; company_id: number }>(ids(inputs.map((i) => i.cost_center_id)), (l) => sql`select id, company_id from cost_centers where id = any(${l})`),
-    await byId<{ id: number; company_id: number; is_commission: boolean }>(
-      ids(inputs.flatMap((i) => i.transactions.map((t) => t.transaction_type_id))),
-      (l) => sql`select id, company_id, is_commission from transaction_types where id = any(${l})`,
-    ),
-  ]
+      select
+        coalesce((select json_agg(locked) from locked), '[]') as accounts,
+        -- Owners of the accounts too: an account of a deleted client is unknown.
+        coalesce((select json_agg(json_build_object('id', c.id, 'company_id', c.company_id, 'deleted', c.deleted_at is not null))
+                  from (select unnest(${list(inputs.map((i) => i.client_id))}) union select client_id from locked) as w(id)
+                  join clients c on c.id = w.id), '[]') as clients,
+        coalesce((select json_agg(json_build_object('id', id, 'company_id', company_id)) from operation_types
+                  where id = any(${list(inputs.map((i) => i.operation_type_id))})), '[]') as types,
+        coalesce((select json_agg(json_build_object('id', id, 'company_id', company_id)) from cost_centers
+                  where id = any(${list(inputs.map((i) => i.cost_center_id))})), '[]') as cost_centers,
+        coalesce((select json_agg(json_build_object('id', id, 'company_id', company_id, 'is_commission', is_commission)) from transaction_types
+                  where id = any(${list(inputs.flatMap((i) => i.transactions.map((t) => t.transaction_type_id)))})), '[]') as tx_types`),
+  )
+  const own = <T extends { id: number; company_id: number }>(rows: T[]) => new Map(rows.filter((r) => r.company_id === companyId).map((r) => [r.id, r]))
+  const clientRows = own(refs.clients)
   const liveClient = (id: number) => clientRows.get(id)?.deleted === false
-  const accounts = new Map([...accountRows].filter(([, a]) => liveClient(a.client_id)))
-  return { types, liveClient, costCenters: costCenterRows, accounts, txTypes }
+  const accounts = new Map([...own(refs.accounts)].filter(([, a]) => liveClient(a.client_id)))
+  return { types: own(refs.types), liveClient, costCenters: own(refs.cost_centers), accounts, txTypes: own(refs.tx_types) }
 }
 
 type Refs = Awaited<ReturnType<typeof loadRefs>>
@@ -326,38 +330,47 @@ type InsertedTransaction = Omit<OperationDto['transactions'][number], 'amount' |
  * operations that touch different accounts share one statement, so a batch needs as many as the most operations
  * moving one account.
  */
-async function insertOperations(tx: Tx, caller: Caller, items: Prepared[]): Promise<OperationDto[]> {
+async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs: Refs): Promise<OperationDto[]> {
   const companyId = caller.companyId
-  const ops = rowsOf<InsertedOperation>(
-    await tx.execute(sql`insert into operations (company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
-      select ${companyId}, u.type_id, u.client_id, u.cost_center_id, u.description,
-        coalesce(case when u.day ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
-                      then u.day::date::timestamp at time zone (select timezone from companies where id = ${companyId})
-                      else u.day::timestamptz end, now()),
-        u.status, ${caller.employee?.id ?? null}::int
-      from unnest(${pgArray(items.map((p) => p.input.operation_type_id), 'int')}, ${pgArray(items.map((p) => p.input.client_id ?? null), 'int')},
-                  ${pgArray(items.map((p) => p.input.cost_center_id ?? null), 'int')}, ${pgArray(items.map((p) => p.input.description ?? ''), 'text')},
-                  ${pgArray(items.map((p) => p.input.date ?? null), 'text')}, ${pgArray(items.map((p) => p.status), 'text')})
-        with ordinality as u(type_id, client_id, cost_center_id, description, day, status, n)
-      order by u.n
-      returning ${OPERATION_COLUMNS}`),
-  ).sort((a, b) => a.id - b.id)
-
-  const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: ops[i].id, t, amount: p.amounts[j], status: p.status })))
-  const txRows = rowsOf<InsertedTransaction>(
-    await tx.execute(sql`insert into transactions (company_id, operation_id, account_id, currency, amount, status, transaction_type_id, is_commission,
-        description, completed_at)
-      select ${companyId}, u.operation_id, u.account_id, a.currency_name, u.amount, u.status, u.type_id, coalesce(tt.is_commission, false),
-        u.description, case when u.status = 'completed' then now() end
-      from unnest(${pgArray(legs.map((l) => l.op), 'int')}, ${pgArray(legs.map((l) => l.t.account_id), 'int')}, ${pgArray(legs.map((l) => l.amount), 'numeric')},
-                  ${pgArray(legs.map((l) => l.status), 'text')}, ${pgArray(legs.map((l) => l.t.transaction_type_id ?? null), 'int')},
-                  ${pgArray(legs.map((l) => l.t.description ?? ''), 'text')})
-        with ordinality as u(operation_id, account_id, amount, status, type_id, description, n)
-      join accounts a on a.id = u.account_id
-      left join transaction_types tt on tt.id = u.type_id
-      order by u.n
-      returning ${TRANSACTION_COLUMNS}`),
-  ).sort((a, b) => a.id - b.id)
+  const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: i + 1, t, amount: p.amounts[j], status: p.status })))
+  // Ids are drawn first so each transaction can name its operation inside the same statement; the foreign keys are
+  // checked at its end, when both sets of rows exist.
+  const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
+    await tx.execute(sql`with ids as materialized (
+        select n, nextval(pg_get_serial_sequence('operations', 'id'))::int as id from generate_series(1, ${items.length}::int) as n
+      ), ops as (
+        insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
+        select ids.id, ${companyId}, u.type_id, u.client_id, u.cost_center_id, u.description,
+          coalesce(case when u.day ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+                        then u.day::date::timestamp at time zone (select timezone from companies where id = ${companyId})
+                        else u.day::timestamptz end, now()),
+          u.status, ${caller.employee?.id ?? null}::int
+        from unnest(${pgArray(items.map((p) => p.input.operation_type_id), 'int')}, ${pgArray(items.map((p) => p.input.client_id ?? null), 'int')},
+                    ${pgArray(items.map((p) => p.input.cost_center_id ?? null), 'int')}, ${pgArray(items.map((p) => p.input.description ?? ''), 'text')},
+                    ${pgArray(items.map((p) => p.input.date ?? null), 'text')}, ${pgArray(items.map((p) => p.status), 'text')})
+          with ordinality as u(type_id, client_id, cost_center_id, description, day, status, n)
+        join ids on ids.n = u.n
+        order by u.n
+        returning ${OPERATION_COLUMNS}
+      ), txs as (
+        insert into transactions (company_id, operation_id, account_id, currency, amount, status, transaction_type_id, is_commission,
+          description, completed_at)
+        select ${companyId}, ids.id, u.account_id, u.currency, u.amount, u.status, u.type_id, u.is_commission,
+          u.description, case when u.status = 'completed' then now() end
+        from unnest(${pgArray(legs.map((l) => l.op), 'int')}, ${pgArray(legs.map((l) => l.t.account_id), 'int')},
+                    ${pgArray(legs.map((l) => refs.accounts.get(l.t.account_id)!.currency_name), 'text')}, ${pgArray(legs.map((l) => l.amount), 'numeric')},
+                    ${pgArray(legs.map((l) => l.status), 'text')}, ${pgArray(legs.map((l) => l.t.transaction_type_id ?? null), 'int')},
+                    ${pgArray(legs.map((l) => (l.t.transaction_type_id != null ? refs.txTypes.get(l.t.transaction_type_id)!.is_commission : false)), 'bool')},
+                    ${pgArray(legs.map((l) => l.t.description ?? ''), 'text')})
+          with ordinality as u(op, account_id, currency, amount, status, type_id, is_commission, description, n)
+        join ids on ids.n = u.op
+        order by u.n
+        returning ${TRANSACTION_COLUMNS}
+      )
+      select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs`),
+  )
+  const ops = inserted.ops
+  const txRows = inserted.txs
 
   // Per completed operation, the sum it adds to each account; then rounds in which no account appears twice.
   const rounds: Map<number, Dec>[] = []
@@ -400,7 +413,7 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[]): Prom
 export async function createOperation(tx: Tx, caller: Caller, input: CreateOperationInput): Promise<OperationDto> {
   amountsOf(input)
   const refs = await loadRefs(tx, caller.companyId, [input])
-  const [dto] = await insertOperations(tx, caller, [prepare(caller, input, refs)])
+  const [dto] = await insertOperations(tx, caller, [prepare(caller, input, refs)], refs)
   return dto
 }
 
@@ -424,7 +437,7 @@ export async function createOperations(tx: Tx, caller: Caller, inputs: CreateOpe
     }
   })
   if (bad.length) throw unprocessable('BATCH_ITEM_INVALID', `${bad.length} of ${inputs.length} operations are invalid; nothing was created`, bad)
-  return insertOperations(tx, caller, prepared)
+  return insertOperations(tx, caller, prepared, refs)
 }
 
 type Transition = {
