@@ -63,6 +63,7 @@ BEGIN
     -- added since the last ANALYZE, or a database where other tenants fill the sample) it estimates one row there and
     -- walks every row of the company instead of the one the primary key names. As a filter it costs one comparison
     -- per row the statement's own conditions already chose; routes filter by company themselves where they list.
+    -- A database made with the older, indexable form gets the policy replaced once, at its next start.
     IF NOT EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = r.oid AND p.polname = 'tenant_isolation'
                     AND pg_get_expr(p.polqual, p.polrelid) LIKE '%+ 0)%') THEN
       EXECUTE format('DROP POLICY IF EXISTS tenant_isolation ON %I', r.tbl);
