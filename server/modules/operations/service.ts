@@ -224,11 +224,12 @@ export const MAX_BATCH = 1000
 const ids = (values: Iterable<number | null | undefined>) => [...new Set([...values].filter((v): v is number => v != null))].sort((a, b) => a - b)
 
 /**
- * What the operations to create refer to, each kind fetched in one statement by primary key, the company checked on
- * the rows afterwards. Lookups are driven by id alone on purpose: a company condition beside the id lets the planner
+ * What the operations to create refer to, all fetched in one statement by primary key, the company checked on the
+ * rows afterwards. Lookups are driven by id alone on purpose: a company condition beside the id lets the planner
  * start from the company's index, which is the right plan only while the statistics know the tenant; with rows added
  * since the last ANALYZE, or a tenant the sample missed, it walks every row of the company for each lookup.
- * The accounts are locked in the same statement, in ascending id order (see the locking discipline above).
+ * The accounts are locked in the same statement, in ascending id order (see the locking discipline above), all with
+ * the balance update's lock when any operation is created completed.
  */
 async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[]) {
   const exclusive = inputs.some((i) => i.status === 'completed')
