@@ -3,6 +3,10 @@ import { join, resolve } from 'node:path'
 export interface Config {
   port: number
   databaseUrl?: string
+  /** `transaction` when DATABASE_URL goes through a pooler in transaction pooling (PgBouncer). */
+  databasePoolMode: 'session' | 'transaction'
+  /** Postgres itself, for LISTEN/NOTIFY and the migration lock; DATABASE_URL when unset. */
+  databaseDirectUrl?: string
   dataDir: string
   publicBaseUrl: string
   signingSecret: string
@@ -22,6 +26,8 @@ export interface Config {
   sse: { maxStreamsPerToken: number; maxPendingEvents: number }
   dbPoolMax: number
   rateLimit: { perKey: number; perIp: number }
+  /** Behind a balancer that appends the client address to X-Forwarded-For, limit per that address. */
+  trustProxy: boolean
 }
 
 export class ConfigError extends Error {}
@@ -57,11 +63,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (raw === 'true' || raw === '1') return true
     throw new ConfigError(`${name} must be true or false, got "${env[name]}"`)
   }
+  const poolMode = env.DATABASE_POOL_MODE || 'session'
+  if (poolMode !== 'session' && poolMode !== 'transaction')
+    throw new ConfigError(`DATABASE_POOL_MODE must be session or transaction, got "${poolMode}"`)
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
+  const databaseDirectUrl = url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'])
+  if (databaseDirectUrl && !databaseUrl) throw new ConfigError('DATABASE_DIRECT_URL needs DATABASE_URL')
   const signingSecret = env.SIGNING_SECRET ?? ''
   if (signingSecret && signingSecret.length < 16) throw new ConfigError('SIGNING_SECRET must be at least 16 characters')
   return {
     port,
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
+    databasePoolMode: poolMode,
+    databaseDirectUrl,
     dataDir,
     publicBaseUrl: (url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, ''),
     signingSecret,
@@ -91,9 +105,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 500),
     rateLimit: {
-      perKey: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+      perKey: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 1_000_000),
       perIp: integer(env, 'RATE_LIMIT_IP_PER_MINUTE', 600, 0, 1_000_000),
     },
+    trustProxy: bool('TRUST_PROXY'),
   }
 }
 

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ConfigError, loadConfig, type Config } from './config'
-import { openDatabase } from '../db/client'
+import { DatabaseSetupError, openDatabase } from '../db/client'
 import { createStore } from './infra/storage'
 import { createApp } from './app'
 import type { AppContext } from './context'
@@ -37,6 +37,12 @@ async function main() {
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
     poolMax: config.dbPoolMax,
+    poolMode: config.databasePoolMode,
+    directUrl: config.databaseDirectUrl,
+  }).catch((e) => {
+    if (!(e instanceof DatabaseSetupError)) throw e
+    console.error(`Database setup error: ${e.message}`)
+    process.exit(2)
   })
   const ctx: AppContext = {
     config,
