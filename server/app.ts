@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { AppContext } from './context'
 import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
-import { rateLimit } from './plugins/rate-limit'
+import { memoryBuckets, postgresBuckets, rateLimit } from './plugins/rate-limit'
 import { bodyLimit } from './plugins/body-limit'
 import { docs } from './plugins/openapi'
 import { superadmin } from './modules/superadmin'
@@ -27,7 +27,12 @@ export function createApp(app: AppContext) {
     .use(requestLog((entry) => app.log(entry)))
     .use(bodyLimit(app.config.maxJsonBytes))
     .use(errors((entry) => app.log(entry)))
-    .use(rateLimit(app.config.rateLimit))
+    .use(
+      rateLimit(app.config.rateLimit, {
+        store: app.database.kind === 'postgres' ? postgresBuckets(app.database) : memoryBuckets(),
+        trustProxy: app.config.trustProxy,
+      }),
+    )
     .use(docs())
     .get(
       '/health',
