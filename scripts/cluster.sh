@@ -13,6 +13,7 @@
 #   CLUSTER_PROCESSES       server processes (3)
 #   CLUSTER_POOL_SIZE       PgBouncer server connections per database and user (20)
 #   CLUSTER_DIR             configuration, logs and pid files (a fresh temporary directory)
+#   CLUSTER_STOP_ON_EOF     1: also stop when standard input closes (a parent that dies takes the cluster along)
 # Anything else in the environment (SUPERADMIN_*, RATE_LIMIT_*, S3_*, …) reaches every server process.
 # Once everything answers, prints `cluster ready <url> <dir>`; `<dir>/server-<n>.pid` hold the server pids.
 set -euo pipefail
@@ -60,10 +61,14 @@ stop() {
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
   done
-  wait 2>/dev/null || true
+  wait "${PIDS[@]}" 2>/dev/null || true
 }
 trap stop EXIT
 trap 'exit 0' INT TERM
+if [ "${CLUSTER_STOP_ON_EOF:-}" = 1 ]; then
+  # A background job reads /dev/null unless told otherwise, hence the explicit <&0.
+  (cat >/dev/null; kill -TERM $$ 2>/dev/null) <&0 &
+fi
 
 if ! psql "${DB_URL%/*}/postgres" -Atqc "select 1 from pg_database where datname = '$PG_DB'" | grep -q 1; then
   psql "${DB_URL%/*}/postgres" -qc "create database \"$PG_DB\"" >/dev/null
@@ -99,6 +104,8 @@ done
 POOLED_URL="postgres://$CREDENTIALS@127.0.0.1:$PGB_PORT/$PG_DB"
 export DATABASE_URL=$POOLED_URL DATABASE_DIRECT_URL=$DB_URL DATABASE_POOL_MODE=transaction
 export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}
+# HAProxy appends the client address to X-Forwarded-For; per-address limits count that address, not HAProxy's.
+export TRUST_PROXY=true
 # Every process must sign and verify the same download links.
 export SIGNING_SECRET=${SIGNING_SECRET:-$(head -c 32 /dev/urandom | base64 | tr -d '/+=\n')}
 
@@ -130,12 +137,15 @@ defaults
     timeout queue 10s
 frontend api
     bind 127.0.0.1:$PORT
+    option forwardfor
     default_backend servers
 backend servers
     balance roundrobin
     option httpchk GET /health
     http-check expect status 200
     default-server inter 500ms fall 2 rise 2 on-marked-down shutdown-sessions
+    # Which process answered: for logs, and for the cluster test to pick a process that holds streams.
+    http-response set-header X-Served-By %s
 $BACKENDS
 EOF
 "$HAPROXY" -W -db -f "$DIR/haproxy.cfg" >"$DIR/haproxy.log" 2>&1 &
@@ -159,4 +169,4 @@ until curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do
   sleep 0.2
 done
 echo "cluster ready http://127.0.0.1:$PORT $DIR"
-wait
+wait "${PIDS[@]}"

@@ -55,6 +55,8 @@ export function memoryBuckets(clock: () => number = () => Date.now()): BucketSto
   }
 }
 
+const HEALTH = /^[a-z]+:\/\/[^/]+\/health(\?|$)/
+
 /** Our credentials carry a public prefix; anything else (a JWT) is reduced to a digest. */
 const bucketId = (credential: string) => /^[a-z]+_[0-9a-f]{12}_/.exec(credential)?.[0] ?? sha256(credential).slice(0, 32)
 
@@ -161,6 +163,8 @@ export interface RateLimitOptions {
 export function rateLimit(limits: RateLimits, opts: RateLimitOptions) {
   const take = limiter(opts.store, opts.clock)
   return new Elysia({ name: 'rate-limit' }).onRequest(async ({ request, server, set }) => {
+    // A balancer probes every process from one address; refusing it would take healthy processes out of rotation.
+    if (HEALTH.test(request.url)) return
     const credential =
       request.headers.get('x-api-key') ?? /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1] ?? null
     let v: Verdict | null = null
