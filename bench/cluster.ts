@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { sql } from 'drizzle-orm'
 import { openDatabase } from '../db/client'
-import { issueKey } from '../server/modules/superadmin/service'
+import { issueKey } from '../server/access/keys'
 import { figure, type Figure, freePort, load, printFigures, ROOT, waitHealthy } from './lib/common'
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'

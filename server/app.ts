@@ -6,6 +6,7 @@ import { requestLog } from './plugins/request-log'
 import { memoryBuckets, postgresBuckets, rateLimit } from './plugins/rate-limit'
 import { bodyLimit } from './plugins/body-limit'
 import { docs } from './plugins/openapi'
+import { etag } from './plugins/etag'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
@@ -33,7 +34,8 @@ export function createApp(app: AppContext) {
         trustProxy: app.config.trustProxy,
       }),
     )
-    .use(docs())
+    .use(docs(app.config.publicBaseUrl))
+    .use(etag())
     .get(
       '/health',
       async () => {
