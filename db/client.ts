@@ -142,7 +142,7 @@ type Postgres = typeof import('postgres')
  * out the most recently freed one) and so reports the same backend pid. Over a direct connection the two pids
  * always differ. A few rounds, in case another client takes the freed backend in between.
  */
-export async function sharesServerSessions(postgres: Postgres, url: string): Promise<number | null> {
+async function sharesServerSessions(postgres: Postgres, url: string): Promise<number | null> {
   const a = postgres(url, { max: 1, prepare: false, onnotice: () => {} })
   const b = postgres(url, { max: 1, prepare: false, onnotice: () => {} })
   try {
