@@ -136,7 +136,7 @@ global
     maxconn 4096
 defaults
     mode http
-    option http-server-close
+    # Keep-alive on both sides (HAProxy's default): connections to the processes are reused across requests.
     option redispatch
     retries 2
     timeout connect 2s
