@@ -62,6 +62,7 @@ async function single(name: string, dbUrl: string, env: Record<string, string>):
 }
 
 async function cluster(dbUrl: string): Promise<Target> {
+  const dir = mkdtempSync(join(tmpdir(), 'fos-bench-cluster-'))
   const proc = Bun.spawn(['bash', 'scripts/cluster.sh'], {
     cwd: ROOT,
     stdin: 'pipe',
@@ -71,6 +72,7 @@ async function cluster(dbUrl: string): Promise<Target> {
       ...process.env,
       PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
       DATABASE_URL: dbUrl,
+      CLUSTER_DIR: dir,
       CLUSTER_PORT: String(freePort()),
       CLUSTER_PGBOUNCER_PORT: String(freePort()),
       CLUSTER_SERVER_PORT: String(20_000 + Math.floor(Math.random() * 20_000)),
@@ -97,6 +99,7 @@ async function cluster(dbUrl: string): Promise<Target> {
         stop: async () => {
           proc.kill('SIGTERM')
           await proc.exited
+          rmSync(dir, { recursive: true, force: true })
         },
       }
     }

@@ -5,7 +5,8 @@
  * stream is back with the latest snapshot and the rate limit held across the processes.
  */
 import { describe, expect, test } from 'bun:test'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import type { Subprocess } from 'bun'
@@ -44,7 +45,7 @@ async function refusedStart(dir: string, env: Record<string, string>) {
   return { code: proc.exitCode, output: out + err }
 }
 
-async function startCluster(databaseUrl: string): Promise<Cluster> {
+async function startCluster(databaseUrl: string, dir: string): Promise<Cluster> {
   const pgbouncerPort = freePort()
   const proc = Bun.spawn(['bash', 'scripts/cluster.sh'], {
     cwd: ROOT,
@@ -55,6 +56,7 @@ async function startCluster(databaseUrl: string): Promise<Cluster> {
       ...process.env,
       PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
       DATABASE_URL: databaseUrl,
+      CLUSTER_DIR: dir,
       CLUSTER_PORT: String(freePort()),
       CLUSTER_PGBOUNCER_PORT: String(pgbouncerPort),
       CLUSTER_SERVER_PORT: String(20_000 + Math.floor(Math.random() * 20_000)),
@@ -181,13 +183,15 @@ describe('cluster', () => {
       name,
       async () => {
         const databaseUrl = process.env.TEST_DATABASE_URL!
-        const cluster = await startCluster(databaseUrl)
+        const dir = mkdtempSync(join(tmpdir(), 'fos-cluster-test-'))
+        const cluster = await startCluster(databaseUrl, dir)
         const db = postgres(databaseUrl, { max: 2, onnotice: () => {} })
         try {
           await load(cluster, db)
         } finally {
           if (cluster.proc.exitCode === null) await stopCluster(cluster)
           await db.end({ timeout: 1 })
+          rmSync(dir, { recursive: true, force: true })
         }
       },
       240_000,
