@@ -38,6 +38,12 @@ interface Target {
 
 const children: Subprocess[] = []
 
+function distinctPorts(n: number): number[] {
+  const ports = new Set<number>()
+  while (ports.size < n) ports.add(freePort())
+  return [...ports]
+}
+
 async function single(name: string, dbUrl: string, env: Record<string, string>): Promise<Target> {
   const port = freePort()
   const dataDir = mkdtempSync(join(tmpdir(), 'fos-bench-cluster-'))
@@ -63,6 +69,7 @@ async function single(name: string, dbUrl: string, env: Record<string, string>):
 
 async function cluster(dbUrl: string): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'fos-bench-cluster-'))
+  const [front, pgbouncer, ...servers] = distinctPorts(5)
   const proc = Bun.spawn(['bash', 'scripts/cluster.sh'], {
     cwd: ROOT,
     stdin: 'pipe',
@@ -73,9 +80,9 @@ async function cluster(dbUrl: string): Promise<Target> {
       PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
       DATABASE_URL: dbUrl,
       CLUSTER_DIR: dir,
-      CLUSTER_PORT: String(freePort()),
-      CLUSTER_PGBOUNCER_PORT: String(freePort()),
-      CLUSTER_SERVER_PORT: String(20_000 + Math.floor(Math.random() * 20_000)),
+      CLUSTER_PORT: String(front),
+      CLUSTER_PGBOUNCER_PORT: String(pgbouncer),
+      CLUSTER_SERVER_PORTS: servers.join(' '),
       CLUSTER_POOL_SIZE: String(SERVER_CONNECTIONS),
       CLUSTER_STOP_ON_EOF: '1',
       DB_POOL_MAX: String(Math.ceil(SERVER_CONNECTIONS / 2)),

@@ -10,6 +10,7 @@
 #   CLUSTER_PORT            HAProxy's public port (8080)
 #   CLUSTER_PGBOUNCER_PORT  PgBouncer's port (6432)
 #   CLUSTER_SERVER_PORT     first server's port; the others follow (3001)
+#   CLUSTER_SERVER_PORTS    the servers' ports as a space-separated list, instead of CLUSTER_SERVER_PORT
 #   CLUSTER_PROCESSES       server processes (3)
 #   CLUSTER_POOL_SIZE       PgBouncer server connections per database and user (20)
 #   CLUSTER_DIR             configuration, logs and pid files (a fresh temporary directory)
@@ -120,8 +121,11 @@ export TRUST_PROXY=true
 export SIGNING_SECRET=${SIGNING_SECRET:-$(head -c 32 /dev/urandom | base64 | tr -d '/+=\n')}
 
 BACKENDS=""
+read -r -a PORTS <<<"${CLUSTER_SERVER_PORTS:-}"
+if [ ${#PORTS[@]} -gt 0 ]; then PROCESSES=${#PORTS[@]}; fi
+port_of() { if [ ${#PORTS[@]} -gt 0 ]; then echo "${PORTS[$1 - 1]}"; else echo $((SERVER_PORT + $1 - 1)); fi; }
 for ((n = 1; n <= PROCESSES; n++)); do
-  port=$((SERVER_PORT + n - 1))
+  port=$(port_of "$n")
   mkdir -p "$DIR/server-$n"
   PORT=$port DATA_DIR="$DIR/server-$n" "$BUN" server/main.ts >"$DIR/server-$n.log" 2>&1 &
   SERVER_PIDS+=($!)
@@ -167,7 +171,7 @@ HAPROXY_PID=$!
 
 deadline=$((SECONDS + 180))
 for ((n = 1; n <= PROCESSES; n++)); do
-  port=$((SERVER_PORT + n - 1))
+  port=$(port_of "$n")
   until curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; do
     if ! kill -0 "$(cat "$DIR/server-$n.pid")" 2>/dev/null; then
       echo "cluster: server $n exited; its log:" >&2

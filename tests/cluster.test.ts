@@ -15,6 +15,12 @@ import { onPostgres, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
 import { freePort, serverEnv } from './server'
 
 const ROOT = join(import.meta.dir, '..')
+
+function distinctPorts(n: number): number[] {
+  const ports = new Set<number>()
+  while (ports.size < n) ports.add(freePort())
+  return [...ports]
+}
 const binary = (name: string) => ['/usr/sbin', '/usr/bin', '/usr/local/sbin', '/usr/local/bin'].some((d) => existsSync(join(d, name)))
 const missing = ['haproxy', 'pgbouncer'].filter((b) => !binary(b))
 /** Per credential: small enough for the hammering client to go past it in a few seconds even on a busy machine. */
@@ -46,7 +52,7 @@ async function refusedStart(dir: string, env: Record<string, string>) {
 }
 
 async function startCluster(databaseUrl: string, dir: string): Promise<Cluster> {
-  const pgbouncerPort = freePort()
+  const [front, pgbouncerPort, ...servers] = distinctPorts(5)
   const proc = Bun.spawn(['bash', 'scripts/cluster.sh'], {
     cwd: ROOT,
     stdin: 'pipe',
@@ -57,9 +63,9 @@ async function startCluster(databaseUrl: string, dir: string): Promise<Cluster> 
       PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
       DATABASE_URL: databaseUrl,
       CLUSTER_DIR: dir,
-      CLUSTER_PORT: String(freePort()),
+      CLUSTER_PORT: String(front),
       CLUSTER_PGBOUNCER_PORT: String(pgbouncerPort),
-      CLUSTER_SERVER_PORT: String(20_000 + Math.floor(Math.random() * 20_000)),
+      CLUSTER_SERVER_PORTS: servers.join(' '),
       CLUSTER_POOL_SIZE: '12',
       CLUSTER_STOP_ON_EOF: '1',
       DB_POOL_MAX: '6',
