@@ -190,13 +190,16 @@ describe('cluster', () => {
       async () => {
         const databaseUrl = process.env.TEST_DATABASE_URL!
         const dir = mkdtempSync(join(tmpdir(), 'fos-cluster-test-'))
-        const cluster = await startCluster(databaseUrl, dir)
-        const db = postgres(databaseUrl, { max: 2, onnotice: () => {} })
         try {
-          await load(cluster, db)
+          const cluster = await startCluster(databaseUrl, dir)
+          const db = postgres(databaseUrl, { max: 2, onnotice: () => {} })
+          try {
+            await load(cluster, db)
+          } finally {
+            if (cluster.proc.exitCode === null) await stopCluster(cluster)
+            await db.end({ timeout: 1 })
+          }
         } finally {
-          if (cluster.proc.exitCode === null) await stopCluster(cluster)
-          await db.end({ timeout: 1 })
           rmSync(dir, { recursive: true, force: true })
         }
       },
