@@ -5,6 +5,7 @@ import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
 import { rateLimit } from './plugins/rate-limit'
 import { bodyLimit } from './plugins/body-limit'
+import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
@@ -25,7 +26,8 @@ import { ventanillaModule } from './modules/ventanilla'
 export function createApp(app: AppContext) {
   return new Elysia()
     .use(requestLog((entry) => app.log(entry)))
-    .use(bodyLimit(app.config.maxJsonBytes))
+    .use(addressLimit(app.config.maxRequestsPerAddress))
+    .use(bodyLimit({ maxBytes: app.config.maxJsonBytes, maxDepth: app.config.maxJsonDepth, timeoutMs: app.config.bodyTimeoutMs }))
     .use(errors((entry) => app.log(entry)))
     .use(rateLimit(app.config.rateLimit))
     .use(docs())

@@ -52,9 +52,10 @@ async function main() {
     const { seedDemo } = await import('./demo')
     await seedDemo(ctx, app)
   }
+  // A silent connection is closed after IDLE_TIMEOUT_S; event streams lift it for themselves (they speak every 20 s).
   // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload
   // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
-  const server = app.listen({ port: config.port, idleTimeout: 0, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
+  const server = app.listen({ port: config.port, idleTimeout: config.idleTimeoutS, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
   log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
 
   let stopping = false

@@ -35,7 +35,10 @@ export type ErrorCode =
   | 'UNKNOWN_SERVICE'
   | 'INVALID_PARAMETERS'
   | 'NO_TRADE_LEGS'
+  | 'AMOUNT_OUT_OF_RANGE'
+  | 'REQUEST_TIMEOUT'
   | 'RATE_LIMITED'
+  | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR'
 
 /** The one error type services throw; the errors plugin turns it into `{ error, code, details? }`. */

@@ -261,15 +261,17 @@ const publicRoutes = (app: AppContext) => {
     )
     .get(
       '/:token/events',
-      async ({ params, request }) => {
+      async ({ params, request, server }) => {
         const target = await resolveToken(app.db, params.token)
         if (!target) throw notFound('Screen')
-        const release = hub.claim(target.tokenId)
+        const release = hub.claim(target.tokenId, server?.requestIP(request)?.address)
         if (!release)
-          return new Response(JSON.stringify({ error: 'Too many open streams for this screen token', code: 'RATE_LIMITED' }), {
+          return new Response(JSON.stringify({ error: 'Too many open streams for this screen token or address', code: 'RATE_LIMITED' }), {
             status: 429,
             headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(STREAM_RETRY_AFTER_S) },
           })
+        // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
+        server?.timeout(request, 0)
         return eventStream(hub, target.companyId, target.tokenId, request.signal, release)
       },
       {
@@ -281,14 +283,14 @@ const publicRoutes = (app: AppContext) => {
               '`text/event-stream`. A `retry:` hint, then `event: snapshot` (data: the snapshot JSON, with an `id:`) at once and after every change',
               'that alters it, from any server process on the database; a `:` comment at least every 20 s; `event: revoked` and the end of the',
               'stream when the token is revoked or the module switched off. A reconnect (with or without `Last-Event-ID`) gets the current snapshot at once.',
-              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address, per server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
               'A client that stops reading is dropped once `SSE_MAX_PENDING_EVENTS` (default 32) writes wait for its socket, instead of being buffered for.',
             ].join(' '),
           ),
           responses: {
             200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             404: { description: 'Unknown or revoked token, or module off', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-            429: { description: 'Too many open streams for this token', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+            429: { description: 'Too many open streams for this token or address', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
           },
         },
       },

@@ -1,0 +1,150 @@
+/**
+ * The cheap attacks that once stalled the service for every tenant, one test each (SECURITY.md names them):
+ * deep JSON, bodies that never finish, callers refused before their body is read.
+ */
+import { describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { buildTestApp, testApp, type TestApp } from './helpers'
+import { JsonDepthScanner, withinDepth } from '../server/lib/json-depth'
+
+/** A body that sends `head` and then never ends (as a client trickling or stalling would). */
+function stalled(head: string, signal?: AbortSignal) {
+  const bytes = new TextEncoder().encode(head)
+  return new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(bytes)
+      signal?.addEventListener('abort', () => c.error(new Error('gone')))
+    },
+  })
+}
+
+function post(t: TestApp, path: string, key: string | undefined, body: BodyInit, method = 'POST') {
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (key) headers['x-api-key'] = key
+  return t.app.handle(new Request(`http://fos.test${path}`, { method, headers, body, duplex: 'half' } as RequestInit))
+}
+
+const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels)
+
+describe('JSON nesting depth', () => {
+  test('the scanner counts brackets outside strings only, across chunk borders', () => {
+    expect(withinDepth(deep(64), 64)).toBe(true)
+    expect(withinDepth(deep(65), 64)).toBe(false)
+    expect(withinDepth(JSON.stringify({ a: '[[[[[[[[[[', b: '\\"[[[[' }), 2)).toBe(true)
+    expect(withinDepth(JSON.stringify({ a: { b: { c: [1] } } }), 3)).toBe(false)
+    const s = new JsonDepthScanner(3)
+    expect(s.push(new TextEncoder().encode('{"x":"\\'))).toBe(true)
+    expect(s.push(new TextEncoder().encode('"[[[[",'))).toBe(true)
+    expect(s.push(new TextEncoder().encode('"y":[[['))).toBe(false)
+  })
+
+  test('a body nested 100,000 deep is 400 VALIDATION_ERROR at once, on every write route, and writes nothing', async () => {
+    const t = await testApp()
+    const c = await t.newCompany({ mesas: true, ventanilla: true })
+    const body = `{"operation_type_id":${deep(100_000)}}`
+    const audit = async () => (await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from audit_logs where company_id = ${c.id}`))[0].n
+    const before = await audit()
+    const routes = ['POST /api/operations', 'POST /api/clients', 'POST /api/employees', 'PUT /api/ventanilla/rates', 'POST /api/mesas', 'POST /api/tags']
+    for (const route of routes) {
+      const [method, path] = route.split(' ')
+      const started = performance.now()
+      const res = await post(t, path, c.key, body, method)
+      expect({ path, status: res.status }).toEqual({ path, status: 400 })
+      expect(await res.json()).toEqual({ error: expect.stringContaining('64'), code: 'VALIDATION_ERROR', details: [{ field: 'body', message: expect.any(String) }] })
+      expect(performance.now() - started).toBeLessThan(2000)
+    }
+    expect(await audit()).toBe(before)
+  })
+
+  test('64 levels still parse (and fail or pass on their schema), 65 do not', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const at = await t.request('POST', '/api/tags', { key: c.key, raw: `{"name":"x","color":"#000000","extra":${deep(63)}}`, headers: { 'content-type': 'application/json' } })
+    expect(at.status).toBe(201)
+    const over = await t.request('POST', '/api/tags', { key: c.key, raw: `{"name":"y","color":"#000000","extra":${deep(64)}}`, headers: { 'content-type': 'application/json' } })
+    expect(over.status).toBe(400)
+    expect(over.body.code).toBe('VALIDATION_ERROR')
+  })
+
+  test('the depth is refused while the body is still arriving: the rest is never waited for', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const abort = new AbortController()
+    const res = await post(t, '/api/operations', c.key, stalled(`{"transactions":${'['.repeat(200)}`, abort.signal))
+    abort.abort()
+    expect(res.status).toBe(400)
+    expect((await res.json()).code).toBe('VALIDATION_ERROR')
+  })
+})
+
+describe('who may call is decided before the body is read', () => {
+  test('no key, a bad key, or a key without the permission: answered while the body never finishes', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const clerk = await c.employee([])
+    const cases: [string | undefined, number][] = [
+      [undefined, 401],
+      ['fos_000000000000_nope', 401],
+      [clerk.key, 403],
+    ]
+    for (const [key, status] of cases) {
+      const abort = new AbortController()
+      const res = await post(t, '/api/operations', key, stalled('{"operation_type_id":1,', abort.signal))
+      abort.abort()
+      expect(res.status).toBe(status)
+    }
+  })
+})
+
+describe('body read deadline', () => {
+  test('a body that does not arrive whole in BODY_TIMEOUT_MS is 408 and the connection is closed; nothing is written', async () => {
+    const t = await buildTestApp({ bodyTimeoutMs: 300 })
+    const c = await t.newCompany()
+    const abort = new AbortController()
+    const started = performance.now()
+    const res = await post(t, '/api/clients', c.key, stalled('{"name":"Lento","type":', abort.signal))
+    abort.abort()
+    expect(res.status).toBe(408)
+    expect(res.headers.get('connection')).toBe('close')
+    expect(await res.json()).toEqual({ error: expect.any(String), code: 'REQUEST_TIMEOUT' })
+    expect(performance.now() - started).toBeLessThan(5000)
+    const [{ n }] = await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from clients where company_id = ${c.id}`)
+    expect(n).toBe(0)
+  })
+
+  test('the defaults are 64 levels, 30 s, and the variables change them', async () => {
+    const { loadConfig } = await import('../server/config')
+    const d = loadConfig({})
+    expect([d.maxJsonDepth, d.bodyTimeoutMs]).toEqual([64, 30_000])
+    const o = loadConfig({ MAX_JSON_DEPTH: '10', BODY_TIMEOUT_MS: '1000' })
+    expect([o.maxJsonDepth, o.bodyTimeoutMs]).toEqual([10, 1000])
+    expect(() => loadConfig({ MAX_JSON_DEPTH: 'deep' })).toThrow('MAX_JSON_DEPTH')
+  })
+})
+
+describe('request log', () => {
+  test('the status logged is always the status answered: errors, database client faults, refusals, early limits', async () => {
+    const t = await buildTestApp({ maxJsonBytes: 2048 })
+    const c = await t.newCompany()
+    const lines: Record<string, any>[] = []
+    t.ctx.log = (entry) => lines.push(entry)
+    const answers: { id: string | null; status: number }[] = []
+    const send = async (method: string, path: string, opts: Parameters<TestApp['request']>[2] = {}) => {
+      const r = await t.request(method, path, { key: c.key, ...opts })
+      answers.push({ id: r.headers.get('x-request-id'), status: r.status })
+    }
+    await send('GET', '/api/tags')
+    await send('POST', '/api/tags', { body: { name: 'x', color: 'nope' } })
+    await send('POST', '/api/clients', { body: { name: 'a\u0000b', type: 0 } })
+    await send('POST', '/api/operations', { raw: deep(1000), headers: { 'content-type': 'application/json' } })
+    await send('POST', '/api/clients', { raw: JSON.stringify({ name: 'x'.repeat(4000) }), headers: { 'content-type': 'application/json', 'content-length': '4020' } })
+    await send('GET', '/api/clients/99999999')
+    await send('GET', '/api/tags', { key: 'fos_000000000000_nope' })
+    await send('GET', '/nowhere')
+    expect(new Set(answers.map((a) => a.status)).size).toBeGreaterThanOrEqual(5)
+    for (const a of answers) {
+      const line = lines.find((l) => l.msg === 'request' && l.id === a.id)
+      expect({ id: a.id, status: line?.status }).toEqual({ id: a.id, status: a.status })
+    }
+  })
+})
