@@ -25,6 +25,8 @@ class BodyRefused extends Error {
 }
 
 const refusals = new WeakMap<Request, BodyRefused>()
+/** Requests whose body is still partly unread; their connection is closed after the answer instead of drained. */
+const unread = new WeakSet<Request>()
 
 const refusedBy = (request: Request, error: unknown): BodyRefused | undefined =>
   refusals.get(request) ??
@@ -43,6 +45,7 @@ function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline:
   let total = 0
   const refuse = async (refusal: BodyRefused, controller: ReadableStreamDefaultController<Uint8Array>) => {
     refusals.set(request, refusal)
+    unread.add(request)
     controller.error(refusal)
     await reader.cancel().catch(() => {})
   }
@@ -63,7 +66,10 @@ function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline:
           ),
           controller,
         )
-      if (next.done) return controller.close()
+      if (next.done) {
+        unread.delete(request)
+        return controller.close()
+      }
       const chunk = next.value
       if (!multipart) {
         total += chunk.byteLength
@@ -99,6 +105,17 @@ async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8
  */
 export function bodyLimit(limits: BodyLimits) {
   return new Elysia({ name: 'body-limit' })
+    // A caller refused before its body was read (401, 403, 429…) would otherwise keep its socket busy while the
+    // listener drains a body that may trickle for as long as the sender likes.
+    .wrap(((fetch: (...args: unknown[]) => Response | Promise<Response>, request: Request) =>
+      (...args: unknown[]) => {
+        const close = (response: Response) => {
+          if (unread.has(request) && !response.headers.has('connection')) response.headers.set('connection', 'close')
+          return response
+        }
+        const out = fetch(...args)
+        return out instanceof Promise ? out.then(close) : close(out)
+      }) as never)
     .onRequest(({ request }) => {
       if (request.method === 'GET' || request.method === 'HEAD' || !request.body) return
       const arrived = Date.now()
@@ -107,6 +124,7 @@ export function bodyLimit(limits: BodyLimits) {
       if (!multipart && declared !== null && Number(declared) > limits.maxBytes)
         return reply(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${limits.maxBytes} bytes`)
       const source = request.body
+      unread.add(request)
       let stream: ReadableStream<Uint8Array> | undefined
       const body = () => (stream ??= guarded(request, source, arrived + limits.timeoutMs, limits, multipart))
       const bytes = () => readAll(body())
