@@ -148,3 +148,43 @@ describe('request log', () => {
     }
   })
 })
+
+describe('money bounds', () => {
+  async function ledger(t: TestApp) {
+    const c = await t.newCompany()
+    const type = await t.request('POST', '/api/operation-types', { key: c.key, body: { name: 'Mov', kind: 'other' } })
+    const client = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Caja', type: 0, accounts: [{ currency_name: 'ARS' }] } })
+    const account = client.body.accounts[0].id as number
+    const create = (amount: unknown, status?: string) =>
+      t.request('POST', '/api/operations', { key: c.key, body: { operation_type_id: type.body.id, ...(status && { status }), transactions: [{ account_id: account, amount }] } })
+    const balance = async () => (await t.request('GET', `/api/clients/${client.body.id}`, { key: c.key })).body.accounts[0].balance as number
+    return { c, create, balance }
+  }
+
+  test('a JSON number and a decimal string meet the same bound: below 10^22 accepted, at or above it 400', async () => {
+    const t = await testApp()
+    const { create } = await ledger(t)
+    for (const amount of [5e21, '5000000000000000000000', '9999999999999999999999.999999', -9.99e21]) expect((await create(amount)).status).toBe(201)
+    for (const amount of [1e22, 5e22, '10000000000000000000000', '-10000000000000000000000', '9999999999999999999999.9999996']) {
+      const res = await create(amount)
+      expect({ amount, status: res.status, code: res.body.code }).toEqual({ amount, status: 400, code: 'VALIDATION_ERROR' })
+      expect(res.body.details?.length).toBeGreaterThan(0)
+    }
+  })
+
+  test('an approval that would push a balance past numeric(28,6) is 422 AMOUNT_OUT_OF_RANGE and changes nothing', async () => {
+    const t = await testApp()
+    const { c, create, balance } = await ledger(t)
+    expect((await create('6000000000000000000000', 'completed')).status).toBe(201)
+    const pending = await create(5e21)
+    const res = await t.request('POST', `/api/operations/${pending.body.id}/approve`, { key: c.key })
+    expect(res.status).toBe(422)
+    expect(res.body.code).toBe('AMOUNT_OUT_OF_RANGE')
+    expect(await balance()).toBe(6e21)
+    expect((await t.request('GET', `/api/operations/${pending.body.id}`, { key: c.key })).body.status).toBe('pending')
+    const direct = await create(5e21, 'completed')
+    expect(direct.status).toBe(422)
+    expect(direct.body.code).toBe('AMOUNT_OUT_OF_RANGE')
+    expect(await balance()).toBe(6e21)
+  })
+})
