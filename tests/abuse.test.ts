@@ -4,7 +4,8 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { buildTestApp, testApp, type TestApp } from './helpers'
+import postgres from 'postgres'
+import { buildTestApp, postgresTest, testApp, type TestApp } from './helpers'
 import { JsonDepthScanner, withinDepth } from '../server/lib/json-depth'
 
 /** A body that sends `head` and then never ends (as a client trickling or stalling would). */
@@ -186,5 +187,55 @@ describe('money bounds', () => {
     expect(direct.status).toBe(422)
     expect(direct.body.code).toBe('AMOUNT_OUT_OF_RANGE')
     expect(await balance()).toBe(6e21)
+  })
+})
+
+describe('overload', () => {
+  postgresTest('with the pool saturated a request waits DB_QUEUE_TIMEOUT_MS, then 503 SERVICE_UNAVAILABLE with Retry-After; one company holds at most half the pool', async () => {
+    const t = await buildTestApp({ dbPoolMax: 2, dbQueueTimeoutMs: 400 })
+    const blocker = postgres(process.env.TEST_DATABASE_URL!, { max: 2, onnotice: () => {} })
+    try {
+      const pendingOf = async () => {
+        const c = await t.newCompany()
+        const type = await t.request('POST', '/api/operation-types', { key: c.key, body: { name: 'Mov', kind: 'other' } })
+        const client = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Caja', type: 0, accounts: [{ currency_name: 'ARS' }] } })
+        const op = await t.request('POST', '/api/operations', { key: c.key, body: { operation_type_id: type.body.id, transactions: [{ account_id: client.body.accounts[0].id, amount: 1 }] } })
+        return { c, id: op.body.id as number }
+      }
+      const a = await pendingOf()
+      const b = await pendingOf()
+      const bystander = await t.newCompany()
+      // Row locks held from outside keep each approval, and the pool slot it holds, busy until released.
+      let unlock!: () => void
+      const held = new Promise<void>((r) => (unlock = r))
+      let ready!: () => void
+      const locked = new Promise<void>((r) => (ready = r))
+      const holding = blocker.begin(async (sql) => {
+        await sql`select id from operations where id in ${sql([a.id, b.id])} for update`
+        ready()
+        await held
+      })
+      await locked
+      const approveA = t.request('POST', `/api/operations/${a.id}/approve`, { key: a.c.key })
+      await Bun.sleep(100)
+      // A second request of the same company waits for its half of the pool although a slot is free.
+      const secondA = t.request('GET', '/api/operations', { key: a.c.key })
+      const approveB = t.request('POST', `/api/operations/${b.id}/approve`, { key: b.c.key })
+      await Bun.sleep(100)
+      const started = performance.now()
+      const refused = await t.request('GET', '/api/operations', { key: bystander.key })
+      expect(refused.status).toBe(503)
+      expect(refused.body).toEqual({ error: expect.any(String), code: 'SERVICE_UNAVAILABLE' })
+      expect(refused.headers.get('retry-after')).toBe('1')
+      expect(performance.now() - started).toBeGreaterThanOrEqual(350)
+      expect((await secondA).status).toBe(503)
+      unlock()
+      await holding
+      expect((await approveA).status).toBe(200)
+      expect((await approveB).status).toBe(200)
+      expect((await t.request('GET', '/api/operations', { key: bystander.key })).status).toBe(200)
+    } finally {
+      await blocker.end({ timeout: 1 })
+    }
   })
 })

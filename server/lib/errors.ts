@@ -48,6 +48,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
+    /** Extra answer headers (Retry-After of an overload refusal). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message)
   }

@@ -3,6 +3,7 @@ import { idempotencyKeys } from '../../db/schema'
 import type { Tx } from '../../db/client'
 import type { Caller } from '../access/caller'
 import type { AppContext } from '../context'
+import { Admission } from './admission'
 import { bindEvents } from './events'
 import { conflict, invalid } from './errors'
 import { sha256 } from './secrets'
@@ -33,6 +34,25 @@ export const TENANT_ROLE = 'fos_app'
  * statement; a snapshot's isolation level has to be set by BEGIN, before any statement.
  */
 export async function tenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) {
+  const release = await admission(app)?.enter(caller.companyId)
+  try {
+    return await runTenantTx(app, caller, mode, fn, opts)
+  } finally {
+    release?.()
+  }
+}
+
+const admissions = new WeakMap<AppContext, Admission>()
+
+/** The pool's admission line; the embedded database has one connection and queues in itself. */
+function admission(app: AppContext): Admission | undefined {
+  if (app.database.kind !== 'postgres') return undefined
+  let a = admissions.get(app)
+  if (!a) admissions.set(app, (a = new Admission(app.config.dbPoolMax, app.config.dbQueueTimeoutMs)))
+  return a
+}
+
+async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions) {
   const run = async (tx: Tx) => {
     bindEvents(tx, app.events)
     await tx.execute(sql`select
