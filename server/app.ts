@@ -7,6 +7,7 @@ import { rateLimit } from './plugins/rate-limit'
 import { bodyLimit } from './plugins/body-limit'
 import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
+import { etag } from './plugins/etag'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
@@ -30,7 +31,8 @@ export function createApp(app: AppContext) {
     .use(bodyLimit({ maxBytes: app.config.maxJsonBytes, maxDepth: app.config.maxJsonDepth, timeoutMs: app.config.bodyTimeoutMs }))
     .use(errors((entry) => app.log(entry)))
     .use(rateLimit(app.config.rateLimit))
-    .use(docs())
+    .use(docs(app.config.publicBaseUrl))
+    .use(etag())
     .get(
       '/health',
       async () => {
