@@ -22,6 +22,7 @@ import { mesasModule } from './modules/mesas'
 import { metricsModule } from './modules/metrics'
 import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
+import { resolveToken } from './modules/ventanilla/service'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -51,7 +52,7 @@ export function createApp(app: AppContext) {
     .use(messagingModule(app))
     .use(mcpModule(app))
     .use(mesasModule(app))
-    .use(kioskModule(app))
+    .use(kioskModule(app, undefined, async (token) => (await resolveToken(app.db, token)) !== null))
     .use(metricsModule(app))
     .use(exportsModule(app))
     .use(ventanillaModule(app))
