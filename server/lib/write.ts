@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { idempotencyKeys } from '../../db/schema'
-import type { Tx } from '../../db/client'
+import type { Db, Tx } from '../../db/client'
 import type { Caller } from '../access/caller'
 import type { AppContext } from '../context'
 import { Admission } from './admission'
@@ -19,6 +19,8 @@ export interface WriteOptions {
   /** `messaging` or `twin` when a bot tool run makes the change; the audit trail records it. */
   channel?: string
   channelDetail?: unknown
+  /** Another pool to run on (long reads kept apart from the one ordinary requests use); its own limits apply. */
+  on?: Db
 }
 
 /**
@@ -34,7 +36,7 @@ export const TENANT_ROLE = 'fos_app'
  * statement; a snapshot's isolation level has to be set by BEGIN, before any statement.
  */
 export async function tenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) {
-  const release = await admission(app)?.enter(caller.companyId)
+  const release = opts.on ? undefined : await admission(app)?.enter(caller.companyId)
   try {
     return await runTenantTx(app, caller, mode, fn, opts)
   } finally {
@@ -64,7 +66,8 @@ async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn:
       set_config('role', ${TENANT_ROLE}, true)`)
     return fn(tx)
   }
-  return mode === 'snapshot' ? app.db.transaction(run, { isolationLevel: 'repeatable read', accessMode: 'read only' }) : app.db.transaction(run)
+  const db = opts.on ?? app.db
+  return mode === 'snapshot' ? db.transaction(run, { isolationLevel: 'repeatable read', accessMode: 'read only' }) : db.transaction(run)
 }
 
 /** A write transaction for code that is not a route of its own (a bot tool run inside the MCP endpoint). */
