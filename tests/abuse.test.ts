@@ -342,3 +342,47 @@ describe('kiosk page', () => {
     expect((await page(tok.body.token)).status).toBe(404)
   })
 })
+
+describe('exports bounded per company', () => {
+  test('EXPORTS_PER_COMPANY at once (429 with Retry-After past it, other companies unaffected); EXPORT_MAX_ROWS per export (400, narrow the range)', async () => {
+    const t = await buildTestApp({ exports: { poolMax: 2, perCompany: 1, maxRows: 3, statementTimeoutMs: 60_000 } })
+    const setup = async () => {
+      const c = await t.newCompany()
+      const type = await t.request('POST', '/api/operation-types', { key: c.key, body: { name: 'Mov', kind: 'other' } })
+      const client = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Externo', type: 1, accounts: [{ currency_name: 'USD' }] } })
+      return { c, typeId: type.body.id as number, client: client.body as { id: number; accounts: { id: number }[] } }
+    }
+    const a = await setup()
+    const b = await setup()
+    for (let i = 0; i < 3; i++)
+      await t.request('POST', '/api/operations', {
+        key: a.c.key,
+        body: { operation_type_id: a.typeId, status: 'completed', transactions: [{ account_id: a.client.accounts[0].id, amount: i + 1 }] },
+      })
+    const statement = (s: typeof a, query = '') =>
+      t.app.handle(new Request(`http://fos.test/api/external/clients/${s.client.id}/statement${query}`, { headers: { 'x-api-key': s.c.key } }))
+
+    const open = await statement(a, '?format=csv')
+    expect(open.status).toBe(200)
+    const busy = await statement(a)
+    expect(busy.status).toBe(429)
+    expect(busy.headers.get('retry-after')).toBeTruthy()
+    expect((await busy.json()).code).toBe('RATE_LIMITED')
+    expect((await statement(b)).status).toBe(200)
+    await open.text()
+    const whole = await statement(a)
+    expect(whole.status).toBe(200)
+    expect((await whole.json()).accounts[0].transactions).toHaveLength(3)
+
+    await t.request('POST', '/api/operations', {
+      key: a.c.key,
+      body: { operation_type_id: a.typeId, status: 'completed', transactions: [{ account_id: a.client.accounts[0].id, amount: 4 }] },
+    })
+    const tooMany = await statement(a)
+    expect(tooMany.status).toBe(400)
+    expect(await tooMany.json()).toEqual({ error: expect.stringContaining('narrow'), code: 'VALIDATION_ERROR', details: [{ field: 'from', message: expect.any(String) }] })
+    expect((await statement(a, '?format=csv')).status).toBe(400)
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    expect((await statement(a, `?from=${tomorrow}`)).status).toBe(200)
+  })
+})

@@ -2,12 +2,13 @@ import postgres from 'postgres'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { sql } from 'drizzle-orm'
 import * as schema from '../../../db/schema'
-import type { Db, Tx } from '../../../db/client'
+import type { Database, Db, Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import type { AppContext } from '../../context'
 import { ApiError } from '../../lib/errors'
 import { Slots } from '../../lib/slots'
 import { tenantTx, type TxMode } from '../../lib/write'
+import type { Range, StatementAccount } from './service'
 
 /** Seconds a company at its export limit is told to wait. */
 const EXPORT_RETRY_AFTER_S = 5
@@ -28,7 +29,12 @@ function runtime(app: AppContext): ExportRuntime {
   if (app.database.kind === 'postgres' && app.config.databaseUrl) {
     // Idle connections go away on their own: exports are occasional, and nothing has to close this pool for a
     // process to end.
-    const client = postgres(app.config.databaseUrl, { max: app.config.exports.poolMax, idle_timeout: 5, onnotice: () => {} })
+    const client = postgres(app.config.databaseUrl, {
+      max: app.config.exports.poolMax,
+      idle_timeout: 5,
+      onnotice: () => {},
+      connection: { statement_timeout: app.config.exports.statementTimeoutMs },
+    })
     r = { db: drizzle(client, { schema }) as unknown as Db, perCompany, close: () => client.end({ timeout: 5 }) }
   } else {
     // The embedded database has one connection for everything; there is no second pool to keep exports on.
@@ -51,18 +57,25 @@ export function claimExport(app: AppContext, companyId: number): () => void {
   return release
 }
 
-/** A tenant transaction on the export pool, each of its statements bounded by `EXPORT_STATEMENT_TIMEOUT_MS`. */
+/** The export pool; each of its statements is bounded by `EXPORT_STATEMENT_TIMEOUT_MS`. */
+export const exportDb = (app: AppContext): Db => runtime(app).db
+
+/** A tenant transaction on the export pool. */
 export function exportTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return tenantTx(
-    app,
-    caller,
-    mode,
-    async (tx) => {
-      await tx.execute(sql`select set_config('statement_timeout', ${String(app.config.exports.statementTimeoutMs)}, true)`)
-      return fn(tx)
-    },
-    { on: runtime(app).db },
+  return tenantTx(app, caller, mode, fn, { on: runtime(app).db })
+}
+
+/** How many rows a statement of these accounts over this range holds (one index range count per account). */
+export async function statementRows(database: Database, db: Executor, accounts: StatementAccount[], range: Range): Promise<number> {
+  if (accounts.length === 0) return 0
+  const [row] = await database.rows<{ n: number }>(
+    sql`select count(*)::int as n from transactions t
+      where t.account_id in ${sql`(${sql.join(accounts.map((a) => sql`${a.id}`), sql`, `)})`} and t.status = 'completed' and t.completed_at is not null
+        ${range.from ? sql`and t.completed_at >= ${range.from}::timestamptz` : sql``}
+        ${range.until ? sql`and t.completed_at < ${range.until}::timestamptz` : sql``}`,
+    db,
   )
+  return row.n
 }
 
 /** 400 when the export would hold more than `EXPORT_MAX_ROWS` rows: the caller narrows its range instead. */
