@@ -57,10 +57,7 @@ export function claimExport(app: AppContext, companyId: number): () => void {
   return release
 }
 
-/** The export pool; each of its statements is bounded by `EXPORT_STATEMENT_TIMEOUT_MS`. */
-export const exportDb = (app: AppContext): Db => runtime(app).db
-
-/** A tenant transaction on the export pool. */
+/** A tenant transaction on the export pool, where each statement is bounded by `EXPORT_STATEMENT_TIMEOUT_MS`. */
 export function exportTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return tenantTx(app, caller, mode, fn, { on: runtime(app).db })
 }

@@ -1,88 +1,100 @@
 import type { AppContext } from '../../context'
-import { readSnapshot } from '../../lib/write'
+import type { Caller } from '../../access/caller'
 import { csvRecord, safeText } from './csv'
 import { CSV_COLUMNS } from './model'
-import type { Tx } from '../../../db/client'
-import { checkRowBound, claimExport, exportDb, statementRows } from './limits'
-import { accountRows, resolveRange, statementAccounts, statementClient, type Range, type StatementAccount, type StatementReader } from './service'
+import { checkRowBound, claimExport, exportTx, statementRows } from './limits'
+import { accountRows, clientForCaller, resolveRange, statementAccounts, type Reads } from './service'
 
 const num = (value: { toString(): string }) => Number(value.toString())
 /** Microsecond text from the database, cut to the millisecond precision of `toISOString()`. */
 const millis = (instant: string | null) => instant && instant.replace(/(\.\d{3})\d*Z$/, '$1Z')
 
-/** One read-only snapshot, so the opening balances, the rows and the account balances agree with each other. */
-export async function jsonStatement(app: AppContext, reader: StatementReader, clientId: number, from?: string, to?: string) {
-  const client = await statementClient(app.db, reader, clientId)
-  const range = await resolveRange(app.database, reader.companyId, from, to)
-  const release = claimExport(app, reader.companyId)
+/**
+ * One read-only snapshot, so the opening balances, the rows and the account balances agree with each other; on the
+ * export pool, under one of the company's export slots and the row bound.
+ */
+export async function jsonStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
+  const release = claimExport(app, caller.companyId)
   try {
-    return await readSnapshot(exportDb(app), reader.companyId, (tx) => jsonBody(app, tx, client, clientId, reader.companyId, range))
+    return await snapshotStatement(app, caller, clientId, from, to)
   } finally {
     release()
   }
 }
 
-async function jsonBody(app: AppContext, tx: Tx, client: { id: number; name: string; type: number }, clientId: number, companyId: number, range: Range) {
-  const accounts = await statementAccounts(app.database, tx, companyId, clientId, range)
-  checkRowBound(app, await statementRows(app.database, tx, accounts, range))
-  const out = []
-  for (const account of accounts) {
-    const transactions = []
-    let closing = account.opening_balance
-    for await (const batch of accountRows(app.database, tx, account, range)) {
-      for (const row of batch) {
-        transactions.push({
-          id: row.transaction_id,
-          operation_id: row.operation_id,
-          completed_at: row.completed_at,
-          description: row.description,
-          amount: num(row.amount),
-          running_balance: num(row.running_balance),
-        })
-        closing = row.running_balance
+function snapshotStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
+  return exportTx(app, caller, 'snapshot', async (tx) => {
+    const client = await clientForCaller(tx, caller, clientId)
+    const range = await resolveRange(app.database, tx, caller.companyId, from, to)
+    const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
+    checkRowBound(app, await statementRows(app.database, tx, accounts, range))
+    const inSnapshot: Reads = (fn) => fn(tx)
+    const out = []
+    for (const account of accounts) {
+      const transactions = []
+      let closing = account.opening_balance
+      for await (const batch of accountRows(app.database, inSnapshot, account, range)) {
+        for (const row of batch) {
+          transactions.push({
+            id: row.transaction_id,
+            operation_id: row.operation_id,
+            completed_at: row.completed_at,
+            description: row.description,
+            amount: num(row.amount),
+            running_balance: num(row.running_balance),
+          })
+          closing = row.running_balance
+        }
       }
+      out.push({
+        id: account.id,
+        name: account.name,
+        currency_name: account.currency_name,
+        balance: num(account.balance),
+        opening_balance: num(account.opening_balance),
+        closing_balance: num(closing),
+        transactions,
+      })
     }
-    out.push({
-      id: account.id,
-      name: account.name,
-      currency_name: account.currency_name,
-      balance: num(account.balance),
-      opening_balance: num(account.opening_balance),
-      closing_balance: num(closing),
-      transactions,
-    })
-  }
-  return {
-    client: { id: client.id, name: client.name, type: client.type },
-    timezone: range.timezone,
-    from: millis(range.from),
-    until: millis(range.until),
-    accounts: out,
-  }
+    return {
+      client: { id: client.id, name: client.name, type: client.type },
+      timezone: range.timezone,
+      from: millis(range.from),
+      until: millis(range.until),
+      accounts: out,
+    }
+  })
 }
 
 /**
  * Streams the CSV as rows are read, batch by batch, so a long range never sits in memory; access and the
- * range are checked before the first byte, so those failures are ordinary JSON errors.
+ * range are checked before the first byte, so those failures are ordinary JSON errors. Each batch is its own
+ * short read-only tenant transaction on the export pool: row-level security confines it, and no transaction stays
+ * open while a slow reader drains the stream. The company's export slot is held until the stream ends or its reader
+ * goes away.
  */
-export async function csvStatement(app: AppContext, reader: StatementReader, clientId: number, from?: string, to?: string) {
-  await statementClient(app.db, reader, clientId)
-  const range = await resolveRange(app.database, reader.companyId, from, to)
-  const release = claimExport(app, reader.companyId)
-  const db = exportDb(app)
-  let accounts: StatementAccount[]
+export async function csvStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
+  const release = claimExport(app, caller.companyId)
+  let opened
   try {
-    accounts = await statementAccounts(app.database, db, reader.companyId, clientId, range)
-    checkRowBound(app, await statementRows(app.database, db, accounts, range))
+    opened = await exportTx(app, caller, 'read', async (tx) => {
+      await clientForCaller(tx, caller, clientId)
+      const range = await resolveRange(app.database, tx, caller.companyId, from, to)
+      const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
+      checkRowBound(app, await statementRows(app.database, tx, accounts, range))
+      return { range, accounts }
+    })
   } catch (e) {
     release()
     throw e
   }
+  const { range, accounts } = opened
+  const perBatch: Reads = (fn) => exportTx(app, caller, 'read', fn)
   const encoder = new TextEncoder()
   async function* chunks() {
     yield csvRecord([...CSV_COLUMNS])
     for (const account of accounts) {
-      for await (const batch of accountRows(app.database, db, account, range)) {
+      for await (const batch of accountRows(app.database, perBatch, account, range)) {
         yield batch
           .map((r) =>
             csvRecord([
