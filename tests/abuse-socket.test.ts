@@ -117,6 +117,16 @@ describe('slow bodies and many connections on the real listener', () => {
     await Promise.all(held.map((c) => c.closed))
     await Bun.sleep(100)
     expect((await api('GET', '/api/tags', { 'x-api-key': key })).status).toBe(200)
+    // Answers made before routing (an oversized body's 413) give their slot back too.
+    for (let i = 0; i < PER_ADDRESS + 3; i++) {
+      const res = await fetch(`${server!.base}/api/operations`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': String(2 * 1024 * 1024) },
+        body: 'x'.repeat(2 * 1024 * 1024),
+      })
+      expect(res.status).toBe(413)
+    }
+    expect((await api('GET', '/api/tags', { 'x-api-key': key })).status).toBe(200)
   })
 
   test('one address opens at most SSE_MAX_STREAMS_PER_ADDRESS event streams, whatever the tokens; streams outlive the idle timeout', async () => {
