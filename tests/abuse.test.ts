@@ -82,7 +82,7 @@ describe('JSON nesting depth', () => {
 describe('who may call is decided before the body is read', () => {
   test('no key, a bad key, or a key without the permission: answered while the body never finishes', async () => {
     const t = await testApp()
-    const c = await t.newCompany()
+    const c = await t.newCompany({ ventanilla: true })
     const clerk = await c.employee([])
     const cases: [string | undefined, number][] = [
       [undefined, 401],
@@ -90,11 +90,18 @@ describe('who may call is decided before the body is read', () => {
       [clerk.key, 403],
     ]
     for (const [key, status] of cases) {
-      const abort = new AbortController()
-      const res = await post(t, '/api/operations', key, stalled('{"operation_type_id":1,', abort.signal))
-      abort.abort()
-      expect(res.status).toBe(status)
+      for (const route of ['POST /api/operations', 'POST /api/clients', 'PUT /api/ventanilla/rates', 'POST /api/ventanilla/tickets']) {
+        const [method, path] = route.split(' ')
+        const abort = new AbortController()
+        const res = await post(t, path, key, stalled('{"operation_type_id":1,', abort.signal), method)
+        abort.abort()
+        expect({ route, status: res.status }).toEqual({ route, status })
+      }
     }
+    const abort = new AbortController()
+    const platform = await post(t, '/api/superadmin/companies', c.key, stalled('{"name":', abort.signal))
+    abort.abort()
+    expect(platform.status).toBe(401)
   })
 })
 

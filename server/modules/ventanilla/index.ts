@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requirePermission } from '../../access/caller'
+import { authenticateKey, requirePermission, type Caller } from '../../access/caller'
 import { ErrorBody, errors, IdParams } from '../../lib/models'
 import { notFound } from '../../lib/errors'
 import { createOnce, write } from '../../lib/write'
@@ -43,15 +43,34 @@ const calling = (summary: string, description?: string) => ({
 
 const CALL_PATHS = /^\/api\/ventanilla\/(tickets|calls)(\/|$)/
 
-/** Routes for staff: module flag first, then the permission the path needs, all before the body is validated. */
-const staff = (app: AppContext) =>
+/** Routes for staff: module flag first, then the permission the path needs, all before the body is read. */
+/**
+ * Who may call a staff route: key, module flag and the permission the path needs, decided once per request. The
+ * parse stage asks first, before a body is read (a body-less route asks in derive); later stages reuse the answer.
+ */
+function staffGate(app: AppContext) {
+  const decided = new WeakMap<Request, Promise<Caller>>()
+  return (request: Request) => {
+    let caller = decided.get(request)
+    if (!caller) {
+      caller = (async () => {
+        const who = await authenticateKey(app.db, request.headers.get('x-api-key'))
+        await requireEnabled(app.db, who.companyId)
+        requirePermission(who, CALL_PATHS.test(new URL(request.url).pathname) ? 'ventanilla.call' : 'ventanilla.manage')
+        return who
+      })()
+      decided.set(request, caller)
+    }
+    return caller
+  }
+}
+
+const staff = (app: AppContext, decide = staffGate(app)) =>
   new Elysia({ prefix: '/api/ventanilla' })
-    .use(auth(app))
-    .derive(async ({ caller, path }) => {
-      await requireEnabled(app.db, caller.companyId)
-      requirePermission(caller, CALL_PATHS.test(path) ? 'ventanilla.call' : 'ventanilla.manage')
-      return {}
+    .onParse(async ({ request }) => {
+      await decide(request)
     })
+    .derive(async ({ request }) => ({ caller: await decide(request) }))
     .get('/settings', ({ caller }) => getSettings(app.db, caller), {
       response: { 200: M.settings, ...errors(401, 403) },
       detail: manage('Screen settings', 'Defaults until first saved: no display name, no logo, the company time zone, sound and speech on, `first_last_initial`.'),
