@@ -1,6 +1,6 @@
 /**
  * Model-based test of the ledger (contract §3) with fast-check commands on real Postgres: creates (pending or
- * completed), approvals, reverts, cancellations, and pairs of them sent at once. After every step each account's
+ * completed, one at a time or in batches), approvals, reverts, cancellations, and pairs of them sent at once. After every step each account's
  * balance equals the sum of its completed amounts (and the model's figure), and every operation's and
  * transaction's status is the one §3's rules give. A pair sent at once must end as one of its two serial orders.
  * LEDGER_SEED replays a run.
@@ -123,6 +123,34 @@ class Act implements fc.AsyncCommand<Model, Real> {
   toString = () => `${this.action}(#${this.pick})`
 }
 
+/** `POST /api/operations/batch`: all the creates or none, answered in order. */
+class Batch implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly items: Create[]) {}
+  check = () => true
+  async run(m: Model, r: Real) {
+    const res = await r.t.request('POST', '/api/operations/batch', {
+      key: r.c.key,
+      body: {
+        operations: this.items.map((item) => ({
+          operation_type_id: r.typeId,
+          ...(item.completed && { status: 'completed' }),
+          transactions: item.legs.map((l) => ({ account_id: r.accounts[l.account], amount: l.amount })),
+        })),
+      },
+    })
+    expect(res.status).toBe(201)
+    expect(res.body.data).toHaveLength(this.items.length)
+    this.items.forEach((item, i) =>
+      m.ops.push({
+        id: res.body.data[i].id,
+        legs: item.legs.map((l) => ({ account: r.accounts[l.account], amount: new D(String(l.amount)), status: item.completed ? 'completed' : 'pending' })),
+      }),
+    )
+    await check(m, r)
+  }
+  toString = () => `batch(${this.items.map(String).join(', ')})`
+}
+
 /** Two actions sent at once: the answers and the final state are those of one of the two serial orders. */
 class Pair implements fc.AsyncCommand<Model, Real> {
   constructor(
@@ -171,17 +199,19 @@ class Pair implements fc.AsyncCommand<Model, Real> {
 
 const action = fc.constantFrom<Action>('approve', 'revert', 'cancel')
 const pick = fc.nat({ max: 50 })
+const create = fc
+  .tuple(fc.array(fc.record({ account: fc.nat({ max: ACCOUNTS - 1 }), amount }), { minLength: 1, maxLength: 4 }), fc.boolean())
+  .map(([legs, completed]) => new Create(legs, completed))
 const commands = [
-  fc
-    .tuple(fc.array(fc.record({ account: fc.nat({ max: ACCOUNTS - 1 }), amount }), { minLength: 1, maxLength: 4 }), fc.boolean())
-    .map(([legs, completed]) => new Create(legs, completed)),
+  create,
+  fc.array(create, { minLength: 1, maxLength: 4 }).map((items) => new Batch(items)),
   fc.tuple(action, pick).map(([a, p]) => new Act(a, p)),
   fc.tuple(fc.record({ action, pick }), fc.record({ action, pick })).map(([a, b]) => new Pair(a, b)),
 ]
 
 describe('ledger model', () => {
   postgresTest(
-    `create, approve, revert, cancel and concurrent pairs keep balances equal to completed sums and statuses per §3 (seed ${SEED})`,
+    `create, batch, approve, revert, cancel and concurrent pairs keep balances equal to completed sums and statuses per §3 (seed ${SEED})`,
     async () => {
       console.log(`[ledger-model] seed ${SEED} (replay with LEDGER_SEED=${SEED})`)
       const t = await testApp()
