@@ -5,6 +5,7 @@ import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
 import { memoryBuckets, postgresBuckets, rateLimit } from './plugins/rate-limit'
 import { bodyLimit } from './plugins/body-limit'
+import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
 import { etag } from './plugins/etag'
 import { superadmin } from './modules/superadmin'
@@ -21,12 +22,14 @@ import { mesasModule } from './modules/mesas'
 import { metricsModule } from './modules/metrics'
 import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
+import { resolveToken } from './modules/ventanilla/service'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
   return new Elysia()
     .use(requestLog((entry) => app.log(entry)))
-    .use(bodyLimit(app.config.maxJsonBytes))
+    .use(addressLimit(app.config.maxRequestsPerAddress))
+    .use(bodyLimit({ maxBytes: app.config.maxJsonBytes, maxDepth: app.config.maxJsonDepth, timeoutMs: app.config.bodyTimeoutMs }))
     .use(errors((entry) => app.log(entry)))
     .use(
       rateLimit(app.config.rateLimit, {
@@ -54,7 +57,7 @@ export function createApp(app: AppContext) {
     .use(messagingModule(app))
     .use(mcpModule(app))
     .use(mesasModule(app))
-    .use(kioskModule(app))
+    .use(kioskModule(app, undefined, async (token) => (await resolveToken(app.db, token)) !== null))
     .use(metricsModule(app))
     .use(exportsModule(app))
     .use(ventanillaModule(app))

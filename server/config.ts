@@ -22,8 +22,20 @@ export interface Config {
   maxUploadBytes: number
   /** Bound on every non-multipart request body (JSON above all); uploads have `maxUploadBytes`. */
   maxJsonBytes: number
+  /** Deepest nesting of a JSON body (400 VALIDATION_ERROR past it). */
+  maxJsonDepth: number
+  /** A body must arrive whole within this many ms of the request (408 and the connection closed). */
+  bodyTimeoutMs: number
+  /** Seconds a connection may stay silent before the listener closes it (event streams are exempt). */
+  idleTimeoutS: number
+  /** Requests in progress at once from one client address (429 past it). */
+  maxRequestsPerAddress: number
+  /** How long a request waits for a database connection before 503 with Retry-After. */
+  dbQueueTimeoutMs: number
+  /** Statement exports: their own small pool, how many per company at once, and their bounds. */
+  exports: { poolMax: number; perCompany: number; maxRows: number; statementTimeoutMs: number }
   /** Abuse limits of the public ventanilla event stream. */
-  sse: { maxStreamsPerToken: number; maxPendingEvents: number }
+  sse: { maxStreamsPerToken: number; maxStreamsPerAddress: number; maxPendingEvents: number }
   dbPoolMax: number
   rateLimit: { perKey: number; perIp: number }
   /** Behind a balancer that appends the client address to X-Forwarded-For, limit per that address. */
@@ -99,8 +111,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 31),
     maxJsonBytes: integer(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 2 ** 31),
+    maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', 64, 1, 10_000),
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    idleTimeoutS: integer(env, 'IDLE_TIMEOUT_S', 30, 1, 255),
+    maxRequestsPerAddress: integer(env, 'MAX_REQUESTS_PER_ADDRESS', 256, 0, 1_000_000),
+    dbQueueTimeoutMs: integer(env, 'DB_QUEUE_TIMEOUT_MS', 5000, 1, 600_000),
+    exports: {
+      poolMax: integer(env, 'EXPORT_POOL_MAX', 2, 1, 100),
+      perCompany: integer(env, 'EXPORTS_PER_COMPANY', 2, 1, 1000),
+      maxRows: integer(env, 'EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
+      statementTimeoutMs: integer(env, 'EXPORT_STATEMENT_TIMEOUT_MS', 120_000, 100, 3_600_000),
+    },
     sse: {
       maxStreamsPerToken: integer(env, 'SSE_MAX_STREAMS_PER_TOKEN', 20, 1, 100_000),
+      maxStreamsPerAddress: integer(env, 'SSE_MAX_STREAMS_PER_ADDRESS', 50, 1, 100_000),
       maxPendingEvents: integer(env, 'SSE_MAX_PENDING_EVENTS', 32, 1, 10_000),
     },
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 500),

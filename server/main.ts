@@ -7,6 +7,7 @@ import { createStore } from './infra/storage'
 import { createApp } from './app'
 import type { AppContext } from './context'
 import { DomainEvents } from './lib/events'
+import { closeExports } from './modules/exports/limits'
 
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }))
 
@@ -58,9 +59,10 @@ async function main() {
     const { seedDemo } = await import('./demo')
     await seedDemo(ctx, app)
   }
+  // A silent connection is closed after IDLE_TIMEOUT_S; event streams lift it for themselves (they speak every 20 s).
   // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload
   // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
-  const server = app.listen({ port: config.port, idleTimeout: 0, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
+  const server = app.listen({ port: config.port, idleTimeout: config.idleTimeoutS, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
   log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
 
   let stopping = false
@@ -69,6 +71,7 @@ async function main() {
     stopping = true
     log({ level: 'info', msg: 'stopping', signal })
     await server.stop(true)
+    await closeExports(ctx)
     await database.close()
     process.exit(0)
   }

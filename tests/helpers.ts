@@ -57,6 +57,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     SUPERADMIN_EMAILS: SUPERADMIN_EMAIL,
     RATE_LIMIT_PER_MINUTE: '0',
     RATE_LIMIT_IP_PER_MINUTE: '0',
+    // Suites fire bursts at one company on a shared machine: overload refusals have their own test.
+    DB_QUEUE_TIMEOUT_MS: '120000',
   })
   return { ...base, databaseUrl: process.env.TEST_DATABASE_URL, ...overrides }
 }

@@ -36,7 +36,10 @@ export type ErrorCode =
   | 'INVALID_PARAMETERS'
   | 'NO_TRADE_LEGS'
   | 'BATCH_ITEM_INVALID'
+  | 'AMOUNT_OUT_OF_RANGE'
+  | 'REQUEST_TIMEOUT'
   | 'RATE_LIMITED'
+  | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR'
 
 /** The one error type services throw; the errors plugin turns it into `{ error, code, details? }`. */
@@ -46,6 +49,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
+    /** Extra answer headers (Retry-After of an overload refusal). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message)
   }

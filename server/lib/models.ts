@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { MONEY_PATTERN } from './money'
+import { MONEY_LIMIT, MONEY_PATTERN } from './money'
 
 export const ErrorBody = t.Object(
   { error: t.String(), code: t.String(), details: t.Optional(t.Any()) },
@@ -22,8 +22,9 @@ export const Id = t
   .Encode((value) => String(value))
 export const IdParams = t.Object({ id: Id })
 
-export const Money = t.Union([t.Number(), t.String({ pattern: MONEY_PATTERN })], {
-  description: 'Exact decimal: a JSON number or a decimal string; stored with 6 decimal places (half away from zero).',
+export const Money = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN })], {
+  description:
+    'Exact decimal: a JSON number or a decimal string, below 10^22 in absolute value (numeric(28,6)); stored with 6 decimal places (half away from zero).',
 })
 
 export const DateTime = t.String({ format: 'date-time', description: 'ISO 8601 UTC' })

@@ -20,8 +20,18 @@ export const superadmin = (app: AppContext) => {
       return fn(tx)
     })
   const detail = { tags: ['Superadmin'], security: [{ bearer: [] }] }
+  const operators = new WeakMap<Request, Promise<string>>()
+  const operatorOf = (request: Request) => {
+    let operator = operators.get(request)
+    if (!operator) operators.set(request, (operator = verify(request.headers.get('authorization') ?? undefined)))
+    return operator
+  }
   return new Elysia({ prefix: '/api/superadmin' })
-    .derive(async ({ headers }) => ({ operator: await verify(headers.authorization) }))
+    // The token is checked in the parse stage, before a body is read (a body-less route checks it in derive).
+    .onParse(async ({ request }) => {
+      await operatorOf(request)
+    })
+    .derive(async ({ request }) => ({ operator: await operatorOf(request) }))
     .post(
       '/companies',
       ({ operator, body, headers, set }) =>
