@@ -147,7 +147,10 @@ export const routePolicy = (app: AppContext) =>
         if (hook.body === undefined && hook.parse === undefined) hook.parse = 'none'
         if (hook.parse === 'none') return
         const gateFirst = ({ request }: { request: Request }) => gate(app, request, policy).then(() => undefined)
-        hook.parse = [gateFirst, ...(hook.parse === undefined ? [] : Array.isArray(hook.parse) ? hook.parse : [hook.parse])]
+        // A route's own parsers follow the gate; without any, the body is JSON, named so that the framework reads
+        // it as JSON and the OpenAPI generator (which skips function parsers) documents it as such.
+        const own = hook.parse === undefined ? ['json'] : Array.isArray(hook.parse) ? hook.parse : [hook.parse]
+        hook.parse = [gateFirst, ...own]
       },
       async transform({ request }: { request: Request }) {
         await gate(app, request, policy)

@@ -3,7 +3,7 @@ import { MONEY_PATTERN } from './money'
 
 export const ErrorBody = t.Object(
   { error: t.String(), code: t.String(), details: t.Optional(t.Any()) },
-  { description: 'Every error: a human message and a stable code.' },
+  { $id: 'Error', description: 'Every error: a human message and a stable code.' },
 )
 
 /**
@@ -40,7 +40,7 @@ export const Pagination = t.Object({
   pageSize: t.Integer(),
   total: t.Integer(),
   totalPages: t.Integer(),
-})
+}, { $id: 'Pagination' })
 
 export function pagination(page: number, pageSize: number, total: number) {
   return { page, pageSize, total, totalPages: Math.ceil(total / pageSize) }

@@ -1,7 +1,6 @@
 import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
-import { ErrorBody } from '../lib/models'
 import { notFound } from '../lib/errors'
 
 const isCoercedString = (b: unknown) =>
@@ -19,6 +18,8 @@ function tidy(node: unknown): void {
   if (!node || typeof node !== 'object') return
   const schema = node as Record<string, unknown>
   delete schema.nullable
+  // Equivalent to saying nothing, and present only on routes whose validator has been compiled.
+  if (schema.additionalProperties === true) delete schema.additionalProperties
   const branches = schema.anyOf
   if (Array.isArray(branches) && branches.length === 2 && branches.some(isCoercedString)) {
     const numeric = branches.find((b) => !isCoercedString(b)) as Record<string, unknown> | undefined
@@ -27,12 +28,43 @@ function tidy(node: unknown): void {
       Object.assign(schema, numeric, { ...schema, type: numeric.type })
     }
   }
+  // The generator renders every union of literals as a string enum, numbers included.
+  if (schema.type === 'string' && Array.isArray(schema.enum) && schema.enum.length && schema.enum.every((v) => typeof v === 'number'))
+    schema.type = schema.enum.every(Number.isInteger) ? 'integer' : 'number'
   if (Array.isArray(schema.enum) && Array.isArray(schema.type) && schema.type.includes('null') && !schema.enum.includes(null))
     schema.enum = [...schema.enum, null]
   for (const value of Object.values(schema)) tidy(value)
 }
 
 type Json = Record<string, any>
+
+const COMPONENT_NAME = /^[A-Z][A-Za-z0-9]*$/
+
+/**
+ * Resource schemas carry their component name as their TypeBox `$id` (`Client`, `Operation`, …): each is moved,
+ * once, to `components.schemas` and every place it appeared becomes a `$ref`, nested ones included, so integrators
+ * get the named types. Two different schemas under one name is a mistake in the models, and fails loudly.
+ */
+function hoist(doc: Json) {
+  const schemas: Json = ((doc.components ??= {}).schemas ??= {})
+  const seen = new Map<string, string>()
+  const visit = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(visit)
+    if (!node || typeof node !== 'object') return node
+    const out: Json = {}
+    for (const [k, v] of Object.entries(node)) if (k !== '$id') out[k] = visit(v)
+    const name = (node as Json).$id
+    if (typeof name !== 'string' || !COMPONENT_NAME.test(name)) return out
+    const text = JSON.stringify(out)
+    const prior = seen.get(name)
+    if (prior !== undefined && prior !== text) throw new Error(`Two different schemas are named ${name}`)
+    seen.set(name, text)
+    schemas[name] = out
+    return { $ref: `#/components/schemas/${name}` }
+  }
+  doc.paths = visit(doc.paths)
+  for (const [name, schema] of Object.entries<Json>({ ...schemas })) if (!seen.has(name)) schemas[name] = visit(schema)
+}
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' }
 const errorResponse = (description: string, headers?: Json) => ({
@@ -59,7 +91,22 @@ const sameAsError = (schema: unknown) =>
  * and `Retry-After` on 429; path ids as bounded integers; a `servers` entry; and the 3.1.0 version string that
  * common parsers accept.
  */
+/**
+ * The framework closes a response schema (`additionalProperties: false`) when it first compiles the route's
+ * validator, so the generated document would depend on which routes have served a request. Answers are documented
+ * open, as integrators should read them: new fields may appear.
+ */
+function openResponses(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(openResponses)
+  if (!node || typeof node !== 'object') return
+  if ((node as Json).additionalProperties === false) delete (node as Json).additionalProperties
+  for (const value of Object.values(node)) openResponses(value)
+}
+
 export function finish(doc: Json, serverUrl: string) {
+  for (const item of Object.values<Json>(doc.paths ?? {})) for (const op of Object.values<Json>(item)) openResponses(op.responses)
+  tidy(doc)
+  hoist(doc)
   doc.openapi = '3.1.0'
   doc.servers = [{ url: serverUrl, description: 'This service' }]
   for (const item of Object.values<Json>(doc.paths ?? {})) {
@@ -70,7 +117,7 @@ export function finish(doc: Json, serverUrl: string) {
       const responses = (op.responses ??= {}) as Json
       for (const [status, r] of Object.entries<Json>(responses)) {
         const json = r?.content?.['application/json']
-        if (/^[45]/.test(status) && json && sameAsError(json.schema)) {
+        if (/^[45]/.test(status) && json && (sameAsError(json.schema) || json.schema?.$ref === ERROR_REF.$ref)) {
           json.schema = ERROR_REF
           if (r.description === 'Every error: a human message and a stable code.') r.description = 'Error: `{ error, code, details? }`'
         }
@@ -83,7 +130,6 @@ export function finish(doc: Json, serverUrl: string) {
         for (const [status, r] of Object.entries<Json>(responses)) if (/^2/.test(status)) r.headers = { ...RATE_HEADERS, ...r.headers }
     }
   }
-  tidy(doc)
 }
 
 /**
@@ -136,12 +182,23 @@ const hardened = (csp: string, type: string, extra: Record<string, string> = {})
   ...extra,
 })
 
+const finished = new WeakMap<Json, Json>()
+
 export const docs = (serverUrl: string) =>
   new Elysia({ name: 'docs' })
     .onAfterHandle({ as: 'global' }, ({ route, responseValue, set }) => {
       if (route !== '/openapi.json') return
-      finish(responseValue as Json, serverUrl)
       Object.assign(set.headers, hardened(SPEC_CSP, 'application/json; charset=utf-8'))
+      // The generated document holds the live route schemas the validators use: it is finished as a copy (once
+      // per generated document, which the generator caches until the routes change).
+      const generated = responseValue as Json
+      let done = finished.get(generated)
+      if (!done) {
+        done = JSON.parse(JSON.stringify(generated)) as Json
+        finish(done, serverUrl)
+        finished.set(generated, done)
+      }
+      return done
     })
     .get('/docs', () => new Response(PAGE, { headers: hardened(DOCS_CSP, 'text/html; charset=utf-8') }), { detail: { hide: true } })
     .get(
@@ -172,7 +229,6 @@ export const docs = (serverUrl: string) =>
         ].join('\n'),
       },
       components: {
-        schemas: { Error: JSON.parse(JSON.stringify(ErrorBody)) },
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
           bearer: {
