@@ -22,6 +22,12 @@ export const Id = t
   .Encode((value) => String(value))
 export const IdParams = t.Object({ id: Id })
 
+/** The `Idempotency-Key` request header, for routes that claim it (the route policy's `idempotent`, or their own). */
+export const IdempotencyHeaders = t.Object(
+  { 'idempotency-key': t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Replays the first answer of the same request within 24 h' })) },
+  { additionalProperties: true },
+)
+
 export const Money = t.Union([t.Number(), t.String({ pattern: MONEY_PATTERN })], {
   description: 'Exact decimal: a JSON number or a decimal string; stored with 6 decimal places (half away from zero).',
 })

@@ -28,6 +28,11 @@ function tidy(node: unknown): void {
       Object.assign(schema, numeric, { ...schema, type: numeric.type })
     }
   }
+  // A whole number is what JSON Schema calls an integer.
+  if (schema.type === 'number' && schema.multipleOf === 1) {
+    schema.type = 'integer'
+    delete schema.multipleOf
+  }
   // The generator renders every union of literals as a string enum, numbers included.
   if (schema.type === 'string' && Array.isArray(schema.enum) && schema.enum.length && schema.enum.every((v) => typeof v === 'number'))
     schema.type = schema.enum.every(Number.isInteger) ? 'integer' : 'number'
@@ -92,19 +97,20 @@ const sameAsError = (schema: unknown) =>
  * common parsers accept.
  */
 /**
- * The framework closes a response schema (`additionalProperties: false`) when it first compiles the route's
- * validator, so the generated document would depend on which routes have served a request. Answers are documented
- * open, as integrators should read them: new fields may appear.
+ * Objects are documented open. The framework drops the fields a schema does not name before it validates a request
+ * (so no request is refused for an extra field), and closes a response schema (`additionalProperties: false`)
+ * only when it first compiles the route, so a closed schema would be both untrue of requests and dependent on
+ * which routes have served a request. Integrators should read answers the same way: new fields may appear.
  */
-function openResponses(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(openResponses)
+function openObjects(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(openObjects)
   if (!node || typeof node !== 'object') return
   if ((node as Json).additionalProperties === false) delete (node as Json).additionalProperties
-  for (const value of Object.values(node)) openResponses(value)
+  for (const value of Object.values(node)) openObjects(value)
 }
 
 export function finish(doc: Json, serverUrl: string) {
-  for (const item of Object.values<Json>(doc.paths ?? {})) for (const op of Object.values<Json>(item)) openResponses(op.responses)
+  openObjects(doc.paths)
   tidy(doc)
   hoist(doc)
   doc.openapi = '3.1.0'
@@ -115,6 +121,15 @@ export function finish(doc: Json, serverUrl: string) {
       if (content?.['application/json']) for (const type of Object.keys(content)) if (type !== 'application/json') delete content[type]
       for (const p of op.parameters ?? []) if (p.in === 'path' && /^(id|[a-z]+Id)$/.test(p.name) && p.schema?.type === 'string' && p.schema.pattern) p.schema = { ...PATH_ID }
       const responses = (op.responses ??= {}) as Json
+      // A binary answer names the media types it can carry (`x-media-types` on its schema); the generator calls
+      // any string answer text/plain.
+      for (const r of Object.values<Json>(responses)) {
+        const plain = r?.content?.['text/plain']?.schema
+        if (!plain || plain.format !== 'binary') continue
+        const { 'x-media-types': types = ['application/octet-stream'], default: _file, ...schema } = plain
+        r.content = Object.fromEntries((types as string[]).map((type) => [type, { schema }]))
+      }
+      for (const p of op.parameters ?? []) if (p.in === 'header' && p.name === 'idempotency-key') p.name = 'Idempotency-Key'
       for (const [status, r] of Object.entries<Json>(responses)) {
         const json = r?.content?.['application/json']
         if (/^[45]/.test(status) && json && (sameAsError(json.schema) || json.schema?.$ref === ERROR_REF.$ref)) {

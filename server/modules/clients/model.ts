@@ -3,10 +3,10 @@ import { DateTime, pageQuery } from '../../lib/models'
 
 const TYPE_DOC = '0 = internal caja, 1 = external running account'
 /**
- * An integer bounded to 0..1 validates exactly the set its `enum` lists; a union of literals would too, but the
- * OpenAPI generator renders literal unions as string enums, which no number satisfies.
+ * Exactly the numbers 0 and 1: the framework's own integer also reads "0" and "1", and a union of literals is
+ * rendered by the OpenAPI generator as a string enum; a whole number (`multipleOf: 1`) is documented as `integer`.
  */
-const clientType = t.Integer({ minimum: 0, maximum: 1, enum: [0, 1], description: TYPE_DOC })
+const clientType = t.Number({ multipleOf: 1, minimum: 0, maximum: 1, enum: [0, 1], description: TYPE_DOC })
 /** Query strings arrive as text; Elysia's t.Integer reads "0"/"1" there. */
 const clientTypeQuery = t.Integer({ minimum: 0, maximum: 1, description: `${TYPE_DOC}; omitted means both` })
 const refId = t.Integer({ minimum: 1, maximum: 2147483647 })
