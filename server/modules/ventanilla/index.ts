@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { auth, requirePermission } from '../../access/caller'
-import { ErrorBody, errors, IdParams } from '../../lib/models'
+import { ErrorBody, errors, IdempotencyHeaders, IdParams } from '../../lib/models'
 import { notFound } from '../../lib/errors'
 import { createOnce, write } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
@@ -78,6 +78,7 @@ const staff = (app: AppContext) =>
         ),
       {
         body: M.serviceCreate,
+        headers: IdempotencyHeaders,
         response: { 201: M.service, ...errors(400, 401, 403, 409) },
         detail: manage('Create a service', 'A live service with the same prefix → 409 `PREFIX_TAKEN`.'),
       },
@@ -124,6 +125,7 @@ const staff = (app: AppContext) =>
         ),
       {
         body: M.ticketCreate,
+        headers: IdempotencyHeaders,
         response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
         detail: calling(
           'Take a ticket',
@@ -139,6 +141,7 @@ const staff = (app: AppContext) =>
         ),
       {
         body: M.callCreate,
+        headers: IdempotencyHeaders,
         response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
         detail: calling(
           'Call the next ticket',
