@@ -7,6 +7,7 @@ import { rateLimit } from './plugins/rate-limit'
 import { bodyLimit } from './plugins/body-limit'
 import { docs } from './plugins/openapi'
 import { etag } from './plugins/etag'
+import { errors as errorAnswers } from './lib/models'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
@@ -37,7 +38,7 @@ export function createApp(app: AppContext) {
         await app.db.execute(sql`select 1`)
         return { status: 'ok' as const }
       },
-      { response: { 200: t.Object({ status: t.Literal('ok') }) }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
+      { response: { 200: t.Object({ status: t.Literal('ok') }), ...errorAnswers() }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
     )
     .use(superadmin(app))
     .use(employeesModule(app))

@@ -160,10 +160,10 @@ export const routePolicy = (app: AppContext) =>
         if (hook.body === undefined && hook.parse === undefined) hook.parse = 'none'
         if (hook.parse === 'none') return
         const gateFirst = ({ request, set }: { request: Request; set: SetHeaders }) => gate(app, request, policy, set).then(() => undefined)
-        // A route's own parsers follow the gate; without any, the body is JSON, named so that the framework reads
-        // it as JSON and the OpenAPI generator (which skips function parsers) documents it as such.
-        const own = hook.parse === undefined ? ['json'] : Array.isArray(hook.parse) ? hook.parse : [hook.parse]
-        hook.parse = [gateFirst, ...own]
+        hook.parse = [gateFirst, ...(hook.parse === undefined ? [] : Array.isArray(hook.parse) ? hook.parse : [hook.parse])]
+        // The OpenAPI generator skips function parsers and so would list no media type for the body: the schema
+        // rides along in the route's detail for the document's finishing step to put under application/json.
+        if (hook.body !== undefined) (hook.detail ??= {})['x-json-body'] = hook.body
       },
       async transform({ request, set }: { request: Request; set: SetHeaders }) {
         await gate(app, request, policy, set)

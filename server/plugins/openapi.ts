@@ -116,7 +116,13 @@ export function finish(doc: Json, serverUrl: string) {
   doc.openapi = '3.1.0'
   doc.servers = [{ url: serverUrl, description: 'This service' }]
   for (const item of Object.values<Json>(doc.paths ?? {})) {
-    for (const op of Object.values<Json>(item)) {
+    for (const [method, op] of Object.entries<Json>(item)) {
+      const body = op['x-json-body']
+      delete op['x-json-body']
+      if (body && op.requestBody && !Object.keys(op.requestBody.content ?? {}).length) op.requestBody.content = { 'application/json': { schema: body } }
+      // A body none of whose fields is required may be left out altogether.
+      const schema = op.requestBody?.content?.['application/json']?.schema
+      if (schema?.type === 'object' && !schema.required?.length) op.requestBody.required = false
       const content = op.requestBody?.content as Json | undefined
       if (content?.['application/json']) for (const type of Object.keys(content)) if (type !== 'application/json') delete content[type]
       for (const p of op.parameters ?? []) if (p.in === 'path' && /^(id|[a-z]+Id)$/.test(p.name) && p.schema?.type === 'string' && p.schema.pattern) p.schema = { ...PATH_ID }
@@ -129,7 +135,18 @@ export function finish(doc: Json, serverUrl: string) {
         const { 'x-media-types': types = ['application/octet-stream'], default: _file, ...schema } = plain
         r.content = Object.fromEntries((types as string[]).map((type) => [type, { schema }]))
       }
+      // An answer without a body (`t.Void`, `t.Undefined`) comes out as content named after its type.
+      for (const r of Object.values<Json>(responses)) if (r?.content && Object.keys(r.content).some((k) => !k.includes('/'))) delete r.content
       for (const p of op.parameters ?? []) if (p.in === 'header' && p.name === 'idempotency-key') p.name = 'Idempotency-Key'
+      // The ETag plugin: every 200 JSON answer of a GET is tagged, and a matching If-None-Match is a bare 304.
+      if (method === 'get' && responses['200']?.content?.['application/json']) {
+        responses['200'].headers = { ETag: header('Tag of this answer; send it back in If-None-Match', { type: 'string' }), ...responses['200'].headers }
+        responses['304'] ??= { description: 'Not modified: `If-None-Match` holds the ETag of the answer as it stands; no body' }
+        op.parameters = [
+          ...(op.parameters ?? []),
+          { name: 'If-None-Match', in: 'header', required: false, description: 'ETag of an earlier answer: 304 while the answer is unchanged', schema: { type: 'string' } },
+        ]
+      }
       for (const [status, r] of Object.entries<Json>(responses)) {
         const json = r?.content?.['application/json']
         if (/^[45]/.test(status) && json && (sameAsError(json.schema) || json.schema?.$ref === ERROR_REF.$ref)) {

@@ -82,7 +82,7 @@ export const mcpModule = (app: AppContext) =>
         // One endpoint for every JSON-RPC message: tools/list reads and tools/call writes in transactions of their own.
         policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none', challenge: CHALLENGE },
         parse: 'none',
-        response: { 200: JsonRpc, ...errors(400, 406, 413, 415) },
+        response: { 200: JsonRpc, 202: t.Void({ description: 'A notification (or notifications only) was accepted; no body' }), ...errors(400, 406, 413, 415) },
         detail,
       },
     )
