@@ -163,7 +163,7 @@ export const routePolicy = (app: AppContext) =>
         hook.parse = [gateFirst, ...(hook.parse === undefined ? [] : Array.isArray(hook.parse) ? hook.parse : [hook.parse])]
         // The OpenAPI generator skips function parsers and so would list no media type for the body: the schema
         // rides along in the route's detail for the document's finishing step to put under application/json.
-        if (hook.body !== undefined) (hook.detail ??= {})['x-json-body'] = hook.body
+        if (hook.body !== undefined) hook.detail = { ...hook.detail, 'x-json-body': hook.body }
       },
       async transform({ request, set }: { request: Request; set: SetHeaders }) {
         await gate(app, request, policy, set)

@@ -90,13 +90,6 @@ const sameAsError = (schema: unknown) =>
   JSON.stringify(Object.keys((schema as Json).properties ?? {}).sort()) === '["code","details","error"]'
 
 /**
- * Operation-level fixes, so the document says what the service does: only JSON request bodies (the routes parse
- * JSON; the form encodings the generator adds cannot carry their integer fields); error bodies as the named `Error`
- * schema; 413 on every route with a body and 500 on every route; the rate-limit headers on authenticated answers
- * and `Retry-After` on 429; path ids as bounded integers; a `servers` entry; and the 3.1.0 version string that
- * common parsers accept.
- */
-/**
  * Objects are documented open. The framework drops the fields a schema does not name before it validates a request
  * (so no request is refused for an extra field), and closes a response schema (`additionalProperties: false`)
  * only when it first compiles the route, so a closed schema would be both untrue of requests and dependent on
@@ -109,6 +102,14 @@ function openObjects(node: unknown): void {
   for (const value of Object.values(node)) openObjects(value)
 }
 
+/**
+ * Operation-level fixes, so the document says what the service does: only JSON request bodies (the routes parse
+ * JSON; the form encodings the generator adds cannot carry their integer fields), which the route policy hands over
+ * in `x-json-body`; binary answers under their media types; 304 and the ETag headers on JSON GETs; error bodies as the named `Error`
+ * schema; 413 on every route with a body and 500 on every route; the rate-limit headers on authenticated answers
+ * and `Retry-After` on 429; path ids as bounded integers; a `servers` entry; and the 3.1.0 version string that
+ * common parsers accept.
+ */
 export function finish(doc: Json, serverUrl: string) {
   openObjects(doc.paths)
   tidy(doc)
