@@ -133,7 +133,13 @@ function document(hook: Hook, policy: Policy) {
     if (policy.challenge) response[401] = withHeaders(ErrorBody, { 'WWW-Authenticate': t.Literal(policy.challenge) })
   }
   if (policy.idempotent && !hook.headers) hook.headers = IdempotencyHeaders
+  // With a function in the parse stage the generator cannot tell the body's content type and leaves it empty;
+  // the document step (server/plugins/openapi.ts) fills it in from this.
+  if (hook.body !== undefined && hook.parse !== 'none') detail[JSON_BODY] = hook.body
 }
+
+/** Extension key carrying a JSON body schema from the route to the document step, removed there. */
+export const JSON_BODY = 'x-json-body'
 
 const seeds = new WeakMap<AppContext, number>()
 let built = 0
@@ -161,9 +167,6 @@ export const routePolicy = (app: AppContext) =>
         if (hook.parse === 'none') return
         const gateFirst = ({ request, set }: { request: Request; set: SetHeaders }) => gate(app, request, policy, set).then(() => undefined)
         hook.parse = [gateFirst, ...(hook.parse === undefined ? [] : Array.isArray(hook.parse) ? hook.parse : [hook.parse])]
-        // The OpenAPI generator skips function parsers and so would list no media type for the body: the schema
-        // rides along in the route's detail for the document's finishing step to put under application/json.
-        if (hook.body !== undefined) hook.detail = { ...hook.detail, 'x-json-body': hook.body }
       },
       async transform({ request, set }: { request: Request; set: SetHeaders }) {
         await gate(app, request, policy, set)
@@ -191,9 +194,13 @@ export const routePolicy = (app: AppContext) =>
       async afterHandle({ request, responseValue, set }) {
         const state = states.get(request)
         if (!state?.open) return
-        if (state.key !== undefined && !(responseValue instanceof Response))
-          await keepAnswer(state.open.tx, (await state.caller!).companyId, state.key, responseValue, Number(set.status ?? 200))
+        // The framework awaits a handler only when its source looks asynchronous; one that returns a promise
+        // without looking so would otherwise reach this point unfinished and be committed half done.
+        const settled = responseValue instanceof Promise ? await responseValue : responseValue
+        if (state.key !== undefined && !(settled instanceof Response))
+          await keepAnswer(state.open.tx, (await state.caller!).companyId, state.key, settled, Number(set.status ?? 200))
         await close(request, true)
+        if (settled !== responseValue) return settled as never
       },
       async error({ request }) {
         await close(request, false)

@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
 import { notFound } from '../lib/errors'
+import { JSON_BODY } from '../access/policy'
 
 const isCoercedString = (b: unknown) =>
   !!b && typeof b === 'object' && (b as { type?: unknown }).type === 'string' &&
@@ -105,7 +106,7 @@ function openObjects(node: unknown): void {
 /**
  * Operation-level fixes, so the document says what the service does: only JSON request bodies (the routes parse
  * JSON; the form encodings the generator adds cannot carry their integer fields), which the route policy hands over
- * in `x-json-body`; binary answers under their media types; 304 and the ETag headers on JSON GETs; error bodies as the named `Error`
+ * in `x-json-body` (JSON_BODY); binary answers under their media types; 304 and the ETag headers on JSON GETs; error bodies as the named `Error`
  * schema; 413 on every route with a body and 500 on every route; the rate-limit headers on authenticated answers
  * and `Retry-After` on 429; path ids as bounded integers; a `servers` entry; and the 3.1.0 version string that
  * common parsers accept.
@@ -118,9 +119,10 @@ export function finish(doc: Json, serverUrl: string) {
   doc.servers = [{ url: serverUrl, description: 'This service' }]
   for (const item of Object.values<Json>(doc.paths ?? {})) {
     for (const [method, op] of Object.entries<Json>(item)) {
-      const body = op['x-json-body']
-      delete op['x-json-body']
-      if (body && op.requestBody && !Object.keys(op.requestBody.content ?? {}).length) op.requestBody.content = { 'application/json': { schema: body } }
+      const carried = op[JSON_BODY]
+      delete op[JSON_BODY]
+      if (carried && op.requestBody && Object.keys(op.requestBody.content ?? {}).length === 0)
+        op.requestBody.content = { 'application/json': { schema: JSON.parse(JSON.stringify(carried)) } }
       // A body none of whose fields is required may be left out altogether.
       const schema = op.requestBody?.content?.['application/json']?.schema
       if (schema?.type === 'object' && !schema.required?.length) op.requestBody.required = false
