@@ -8,6 +8,7 @@ import { bodyLimit } from './plugins/body-limit'
 import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
 import { etag } from './plugins/etag'
+import { errors as errorAnswers } from './lib/models'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
@@ -45,7 +46,7 @@ export function createApp(app: AppContext) {
         await app.db.execute(sql`select 1`)
         return { status: 'ok' as const }
       },
-      { response: { 200: t.Object({ status: t.Literal('ok') }) }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
+      { response: { 200: t.Object({ status: t.Literal('ok') }), ...errorAnswers() }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
     )
     .use(superadmin(app))
     .use(employeesModule(app))

@@ -3,7 +3,7 @@ import { MONEY_LIMIT, MONEY_PATTERN } from './money'
 
 export const ErrorBody = t.Object(
   { error: t.String(), code: t.String(), details: t.Optional(t.Any()) },
-  { description: 'Every error: a human message and a stable code.' },
+  { $id: 'Error', description: 'Every error: a human message and a stable code.' },
 )
 
 /**
@@ -21,6 +21,12 @@ export const Id = t
   .Decode((value) => Number(value))
   .Encode((value) => String(value))
 export const IdParams = t.Object({ id: Id })
+
+/** The `Idempotency-Key` request header, for routes that claim it (the route policy's `idempotent`, or their own). */
+export const IdempotencyHeaders = t.Object(
+  { 'idempotency-key': t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Replays the first answer of the same request within 24 h' })) },
+  { additionalProperties: true },
+)
 
 export const Money = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN })], {
   description:
@@ -41,7 +47,7 @@ export const Pagination = t.Object({
   pageSize: t.Integer(),
   total: t.Integer(),
   totalPages: t.Integer(),
-})
+}, { $id: 'Pagination' })
 
 export function pagination(page: number, pageSize: number, total: number) {
   return { page, pageSize, total, totalPages: Math.ceil(total / pageSize) }

@@ -45,7 +45,7 @@ const entry = t.Object({
   before: snapshot,
   after: snapshot,
   changes: t.Array(t.Object({ field: t.String(), before: t.Any(), after: t.Any() })),
-})
+}, { $id: 'AuditEntry' })
 
 export const AuditModel = {
   query: t.Object({

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { issueKey, KeyModel } from '../../access/keys'
 import { bindEvents } from '../../lib/events'
-import { errors, IdParams } from '../../lib/models'
+import { errors, IdempotencyHeaders, IdParams } from '../../lib/models'
 import { claimOnce, PLATFORM_SCOPE } from '../../lib/write'
 import { CompanyModel } from './model'
 import { notFound } from '../../lib/errors'
@@ -45,6 +45,7 @@ export const superadmin = (app: AppContext) => {
         ),
       {
         body: CompanyModel.create,
+        headers: IdempotencyHeaders,
         response: { 201: CompanyModel.company, ...errors(400, 401, 409) },
         detail: {
           ...detail,

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { authenticateKey, requirePermission, type Caller } from '../../access/caller'
-import { ErrorBody, errors, IdParams } from '../../lib/models'
+import { ErrorBody, errors, IdempotencyHeaders, IdParams } from '../../lib/models'
 import { notFound } from '../../lib/errors'
 import { createOnce, write } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
@@ -97,6 +97,7 @@ const staff = (app: AppContext, decide = staffGate(app)) =>
         ),
       {
         body: M.serviceCreate,
+        headers: IdempotencyHeaders,
         response: { 201: M.service, ...errors(400, 401, 403, 409) },
         detail: manage('Create a service', 'A live service with the same prefix → 409 `PREFIX_TAKEN`.'),
       },
@@ -143,6 +144,7 @@ const staff = (app: AppContext, decide = staffGate(app)) =>
         ),
       {
         body: M.ticketCreate,
+        headers: IdempotencyHeaders,
         response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
         detail: calling(
           'Take a ticket',
@@ -158,6 +160,7 @@ const staff = (app: AppContext, decide = staffGate(app)) =>
         ),
       {
         body: M.callCreate,
+        headers: IdempotencyHeaders,
         response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
         detail: calling(
           'Call the next ticket',
