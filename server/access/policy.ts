@@ -3,7 +3,7 @@ import { withHeaders } from '@elysiajs/openapi'
 import type { Tx } from '../../db/client'
 import type { AppContext } from '../context'
 import { ApiError, forbidden } from '../lib/errors'
-import { ErrorBody, IdempotencyHeaders } from '../lib/models'
+import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
 import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type OpenTx, type TxMode } from '../lib/write'
 import { authenticateGrant, authenticateKey, can, clientScope, type Caller, type CompanyModule, type Permission } from './caller'
 
@@ -137,9 +137,6 @@ function document(hook: Hook, policy: Policy) {
   // the document step (server/plugins/openapi.ts) fills it in from this.
   if (hook.body !== undefined && hook.parse !== 'none') detail[JSON_BODY] = hook.body
 }
-
-/** Extension key carrying a JSON body schema from the route to the document step, removed there. */
-export const JSON_BODY = 'x-json-body'
 
 const seeds = new WeakMap<AppContext, number>()
 let built = 0

@@ -22,6 +22,13 @@ export const Id = t
   .Encode((value) => String(value))
 export const IdParams = t.Object({ id: Id })
 
+/**
+ * Extension key carrying a JSON body schema from a route to the document step (server/plugins/openapi.ts), which
+ * moves it into the request body and removes it: a route that checks its caller in the parse stage has a function
+ * there, and the generator then cannot tell the body's content type.
+ */
+export const JSON_BODY = 'x-json-body'
+
 /** The `Idempotency-Key` request header, for routes that claim it (the route policy's `idempotent`, or their own). */
 export const IdempotencyHeaders = t.Object(
   { 'idempotency-key': t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Replays the first answer of the same request within 24 h' })) },

@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
 import { notFound } from '../lib/errors'
-import { JSON_BODY } from '../access/policy'
+import { JSON_BODY } from '../lib/models'
 
 const isCoercedString = (b: unknown) =>
   !!b && typeof b === 'object' && (b as { type?: unknown }).type === 'string' &&
