@@ -7,6 +7,8 @@ import { createStore } from './infra/storage'
 import { createApp } from './app'
 import type { AppContext } from './context'
 import { DomainEvents } from './lib/events'
+import { auditSigningKeyPem } from './modules/audit/signing-key'
+import { startAuditChain } from './modules/audit/worker'
 
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }))
 
@@ -32,7 +34,7 @@ async function main() {
     }
     throw e
   }
-  config = { ...config, signingSecret: signingSecret(config) }
+  config = { ...config, signingSecret: signingSecret(config), auditSigningKey: auditSigningKeyPem(config) }
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
@@ -55,6 +57,7 @@ async function main() {
   // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload
   // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
   const server = app.listen({ port: config.port, idleTimeout: 0, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
+  const auditChain = startAuditChain(ctx)
   log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
 
   let stopping = false
@@ -63,6 +66,7 @@ async function main() {
     stopping = true
     log({ level: 'info', msg: 'stopping', signal })
     await server.stop(true)
+    await auditChain.stop()
     await database.close()
     process.exit(0)
   }
