@@ -36,7 +36,6 @@ export const auditLogs = pgTable(
     index('audit_entity_row').on(t.entity, t.entityId),
     // Partial, so an insert (the hot path) touches only the small index of rows waiting to be sealed.
     uniqueIndex('audit_company_seq').on(t.companyId, t.seq).where(sql`seq is not null`),
-    index('audit_company_sealed_at').on(t.companyId, t.sealedAt).where(sql`seq is not null`),
     index('audit_unsealed').on(t.companyId, t.id).where(sql`seq is null and company_id is not null`),
   ],
 )

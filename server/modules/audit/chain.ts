@@ -202,15 +202,15 @@ export async function makeDigests(db: Db, now: Date): Promise<number> {
             select d::date as day, ((d::date + 1)::timestamp at time zone ${c.timezone}) as day_end
               from bounds, generate_series(bounds.first_day::timestamp, bounds.last_day::timestamp, interval '1 day') d
           ), heads as (
-            select days.day, (select max(a.seq) from audit_logs a
-                               where a.company_id = ${c.id} and a.seq is not null
-                                 and a.sealed_at = (select max(b.sealed_at) from audit_logs b
-                                                     where b.company_id = ${c.id} and b.seq is not null and b.sealed_at < days.day_end)) as seq
-              from days
+            -- sealed_at grows with seq, so walking back from the head stops at the first row sealed before midnight.
+            select days.day, h.seq, h.hash
+              from days cross join lateral (
+                select a.seq, a.hash from audit_logs a
+                 where a.company_id = ${c.id} and a.seq is not null and a.sealed_at < days.day_end
+                 order by a.seq desc limit 1) h
           )
           insert into audit_digests (company_id, date, seq, hash)
-          select ${c.id}, heads.day, heads.seq, a.hash
-            from heads join audit_logs a on a.company_id = ${c.id} and a.seq = heads.seq
+          select ${c.id}, heads.day, heads.seq, heads.hash from heads
           on conflict do nothing
           returning date`),
       )

@@ -12,5 +12,4 @@ ALTER TABLE "audit_logs" ADD COLUMN "prev_hash" text;--> statement-breakpoint
 ALTER TABLE "audit_logs" ADD COLUMN "hash" text;--> statement-breakpoint
 ALTER TABLE "audit_logs" ADD COLUMN "sealed_at" timestamp with time zone;--> statement-breakpoint
 CREATE UNIQUE INDEX "audit_company_seq" ON "audit_logs" USING btree ("company_id","seq") WHERE seq is not null;--> statement-breakpoint
-CREATE INDEX "audit_company_sealed_at" ON "audit_logs" USING btree ("company_id","sealed_at") WHERE seq is not null;--> statement-breakpoint
 CREATE INDEX "audit_unsealed" ON "audit_logs" USING btree ("company_id","id") WHERE seq is null and company_id is not null;
