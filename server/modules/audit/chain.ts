@@ -93,11 +93,29 @@ export async function sealCompany(db: Db, companyId: number, wait = true): Promi
   }
 }
 
-/** Seals every row visible now, company by company; answers how many. */
+/**
+ * One batch for every company with rows waiting, so a company with a large backlog (a bulk import) does not hold
+ * back the others' seals; `more` says some company had a full batch and the caller should go round again.
+ */
+export async function sealRound(db: Db, wait = true): Promise<{ sealed: number; more: boolean }> {
+  let sealed = 0
+  let more = false
+  for (const companyId of await companiesToSeal(db)) {
+    const n = await sealBatch(db, companyId, wait)
+    sealed += n
+    if (n === SEAL_BATCH) more = true
+  }
+  return { sealed, more }
+}
+
+/** Seals every row visible now; answers how many. */
 export async function sealAll(db: Db, wait = true): Promise<number> {
   let sealed = 0
-  for (const companyId of await companiesToSeal(db)) sealed += await sealCompany(db, companyId, wait)
-  return sealed
+  for (;;) {
+    const round = await sealRound(db, wait)
+    sealed += round.sealed
+    if (!round.more) return sealed
+  }
 }
 
 export interface VerifyResult {

@@ -86,7 +86,7 @@ export const auditModule = (app: AppContext) =>
       },
     )
     .get('/audit-logs/digest-key', () => ({ alg: 'Ed25519' as const, public_key: signingKey(app.config).publicPem }), {
-      policy: { permission: 'audit.view', tx: 'none' },
+      policy: { permission: 'audit.view' },
       response: { 200: AuditModel.digestKey },
       detail: {
         tags: ['Audit'],

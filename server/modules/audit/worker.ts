@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context'
-import { makeDigests, sealAll } from './chain'
+import { makeDigests, sealRound } from './chain'
 
 export interface AuditChainWorker {
   /** Finishes the round in flight and stops; no new round starts. */
@@ -30,7 +30,7 @@ export function startAuditChain(app: AppContext, opts: AuditChainOptions = {}): 
 
   const once = async () => {
     try {
-      await sealAll(app.db, false)
+      while (!stopped && (await sealRound(app.db, false)).more);
       if (Date.now() - lastDigests >= digestEveryMs) {
         lastDigests = Date.now()
         const made = await makeDigests(app.db, app.clock())
