@@ -213,7 +213,8 @@ export async function makeDigests(db: Db, now: Date): Promise<number> {
           with bounds as (
             select coalesce(
                      (select max(date) + 1 from audit_digests where company_id = ${c.id}),
-                     (select (min(sealed_at) at time zone ${c.timezone})::date from audit_logs where company_id = ${c.id} and seq is not null)
+                     (select (sealed_at at time zone ${c.timezone})::date from audit_logs
+                       where company_id = ${c.id} and seq is not null order by seq limit 1)
                    ) as first_day,
                    (${now.toISOString()}::timestamptz at time zone ${c.timezone})::date - 1 as last_day
           ), days as (
