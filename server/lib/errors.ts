@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'UNKNOWN_SERVICE'
   | 'INVALID_PARAMETERS'
   | 'NO_TRADE_LEGS'
+  | 'BATCH_ITEM_INVALID'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
 
