@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path'
+import { createPrivateKey } from 'node:crypto'
 
 export interface Config {
   port: number
@@ -10,6 +11,8 @@ export interface Config {
   dataDir: string
   publicBaseUrl: string
   signingSecret: string
+  /** PKCS#8 PEM of the Ed25519 key signing audit digests; '' means the one kept under DATA_DIR. */
+  auditSigningKey: string
   s3?: {
     bucket: string
     endpoint?: string
@@ -65,6 +68,20 @@ function url(env: Record<string, string | undefined>, name: string, protocols: s
   return raw
 }
 
+/** A PKCS#8 PEM Ed25519 private key; `\n` escapes are accepted for environments that keep one line per variable. */
+function ed25519Pem(env: Record<string, string | undefined>, name: string): string {
+  const raw = (env[name] ?? '').replace(/\\n/g, '\n').trim()
+  if (!raw) return ''
+  let type: string | undefined
+  try {
+    type = createPrivateKey(raw).asymmetricKeyType
+  } catch {
+    throw new ConfigError(`${name} must be a PKCS#8 PEM private key`)
+  }
+  if (type !== 'ed25519') throw new ConfigError(`${name} must be an Ed25519 key, got ${type}`)
+  return `${raw}\n`
+}
+
 /** Reads and checks the environment; a bad value stops the start with a message naming the variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535)
@@ -88,6 +105,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     databasePoolMode: poolMode,
     databaseDirectUrl,
+    auditSigningKey: ed25519Pem(env, 'AUDIT_SIGNING_KEY'),
     dataDir,
     publicBaseUrl: (url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, ''),
     signingSecret,

@@ -8,6 +8,8 @@ import { createApp } from './app'
 import type { AppContext } from './context'
 import { DomainEvents } from './lib/events'
 import { closeExports } from './modules/exports/limits'
+import { auditSigningKeyPem } from './modules/audit/signing-key'
+import { startAuditChain } from './modules/audit/worker'
 
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }))
 
@@ -33,7 +35,7 @@ async function main() {
     }
     throw e
   }
-  config = { ...config, signingSecret: signingSecret(config) }
+  config = { ...config, signingSecret: signingSecret(config), auditSigningKey: auditSigningKeyPem(config) }
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
@@ -63,6 +65,7 @@ async function main() {
   // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload
   // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
   const server = app.listen({ port: config.port, idleTimeout: config.idleTimeoutS, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
+  const auditChain = startAuditChain(ctx)
   log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
 
   let stopping = false
@@ -72,6 +75,7 @@ async function main() {
     log({ level: 'info', msg: 'stopping', signal })
     await server.stop(true)
     await closeExports(ctx)
+    await auditChain.stop()
     await database.close()
     process.exit(0)
   }
