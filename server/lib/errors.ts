@@ -37,7 +37,10 @@ export type ErrorCode =
   | 'NO_TRADE_LEGS'
   | 'WEBHOOK_URL_NOT_ALLOWED'
   | 'BATCH_ITEM_INVALID'
+  | 'AMOUNT_OUT_OF_RANGE'
+  | 'REQUEST_TIMEOUT'
   | 'RATE_LIMITED'
+  | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR'
 
 /** The one error type services throw; the errors plugin turns it into `{ error, code, details? }`. */
@@ -47,6 +50,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
+    /** Extra answer headers (Retry-After of an overload refusal). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message)
   }

@@ -35,13 +35,22 @@ const expectSecurityHeaders = (res: Response) => {
 }
 
 describe('GET /kiosk/{token}', () => {
-  test('serves the app page for any token, uncached, with the security headers', async () => {
+  test('serves the app page, uncached, with the security headers', async () => {
     const res = await get(built, '/kiosk/some-token_123')
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(res.headers.get('cache-control')).toBe('no-cache')
     expectSecurityHeaders(res)
     expect(await res.text()).toContain('<title>kiosk</title>')
+  })
+
+  test('a token the check does not know is 404 with the same page (the app shows its disabled screen)', async () => {
+    const checked = kioskModule(ctx, dist, async (token) => token === 'live-token')
+    expect((await get(checked, '/kiosk/live-token')).status).toBe(200)
+    const unknown = await get(checked, '/kiosk/revoked-token')
+    expect(unknown.status).toBe(404)
+    expect(await unknown.text()).toContain('<title>kiosk</title>')
+    expectSecurityHeaders(unknown)
   })
 
   test('without a build answers 503 with a JSON error naming the build command', async () => {
@@ -90,7 +99,8 @@ describe('GET /kiosk/assets/*', () => {
 test('the service registers the kiosk routes, hidden from the API document', async () => {
   const t = await testApp()
   const res = await t.request('GET', '/kiosk/any-token')
-  expect([200, 503]).toContain(res.status)
+  // An unknown token: 404 with the page once the app is built, 503 before.
+  expect([404, 503]).toContain(res.status)
   expect(res.headers.get('content-security-policy')).toContain("default-src 'none'")
   const doc = await t.request('GET', '/openapi.json')
   expect(Object.keys(doc.body.paths).some((p) => p.startsWith('/kiosk'))).toBe(false)

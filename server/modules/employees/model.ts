@@ -29,5 +29,5 @@ export const EmployeeModel = {
     name: t.String(),
     permissions: t.Array(t.String()),
     client_ids: t.Array(t.Integer()),
-  }),
+  }, { $id: 'Employee' }),
 }

@@ -40,11 +40,11 @@ const notFound = () =>
   })
 
 /**
- * `GET /kiosk/{token}`: the waiting-room app for TVs (public; the token is checked by the snapshot API the app
- * calls, so this page reveals nothing about it). `GET /kiosk/assets/*`: the build's hashed files, cached for a year.
+ * `GET /kiosk/{token}`: the waiting-room app for TVs (public; 404 for a token `tokenLive` does not know, with the
+ * same page, so the app shows its disabled screen). `GET /kiosk/assets/*`: the build's hashed files, cached for a year.
  * Files are read per request so a rebuild shows up without a restart.
  */
-export const kioskModule = (_app: AppContext, dist = KIOSK_DIST) => {
+export const kioskModule = (_app: AppContext, dist = KIOSK_DIST, tokenLive?: (token: string) => Promise<boolean>) => {
   const assets = resolve(dist, 'assets')
   return new Elysia({ name: 'kiosk' })
     .get(
@@ -72,10 +72,14 @@ export const kioskModule = (_app: AppContext, dist = KIOSK_DIST) => {
     )
     .get(
       '/kiosk/:token',
-      async () => {
+      async ({ params }) => {
         const index = Bun.file(resolve(dist, 'index.html'))
         if (!(await index.exists())) return notBuilt()
+        // An unknown or revoked token is 404, still with the app, which then shows its disabled page. When the
+        // check itself fails (database away) the page is served: the app keeps its last snapshot while offline.
+        const known = tokenLive ? await tokenLive(params.token).catch(() => true) : true
         return new Response(index, {
+          status: known ? 200 : 404,
           headers: {
             'content-type': 'text/html; charset=utf-8',
             // The page names the current asset hashes, so it must be revalidated after every deploy.

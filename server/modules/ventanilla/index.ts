@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requirePermission } from '../../access/caller'
-import { ErrorBody, errors, IdParams } from '../../lib/models'
+import { authenticateKey, requirePermission, type Caller } from '../../access/caller'
+import { ErrorBody, errors, IdempotencyHeaders, IdParams } from '../../lib/models'
 import { notFound } from '../../lib/errors'
 import { createOnce, write } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
@@ -43,15 +43,34 @@ const calling = (summary: string, description?: string) => ({
 
 const CALL_PATHS = /^\/api\/ventanilla\/(tickets|calls)(\/|$)/
 
-/** Routes for staff: module flag first, then the permission the path needs, all before the body is validated. */
-const staff = (app: AppContext) =>
+/** Routes for staff: module flag first, then the permission the path needs, all before the body is read. */
+/**
+ * Who may call a staff route: key, module flag and the permission the path needs, decided once per request. The
+ * parse stage asks first, before a body is read (a body-less route asks in derive); later stages reuse the answer.
+ */
+function staffGate(app: AppContext) {
+  const decided = new WeakMap<Request, Promise<Caller>>()
+  return (request: Request) => {
+    let caller = decided.get(request)
+    if (!caller) {
+      caller = (async () => {
+        const who = await authenticateKey(app.db, request.headers.get('x-api-key'))
+        await requireEnabled(app.db, who.companyId)
+        requirePermission(who, CALL_PATHS.test(new URL(request.url).pathname) ? 'ventanilla.call' : 'ventanilla.manage')
+        return who
+      })()
+      decided.set(request, caller)
+    }
+    return caller
+  }
+}
+
+const staff = (app: AppContext, decide = staffGate(app)) =>
   new Elysia({ prefix: '/api/ventanilla' })
-    .use(auth(app))
-    .derive(async ({ caller, path }) => {
-      await requireEnabled(app.db, caller.companyId)
-      requirePermission(caller, CALL_PATHS.test(path) ? 'ventanilla.call' : 'ventanilla.manage')
-      return {}
+    .onParse(async ({ request }) => {
+      await decide(request)
     })
+    .derive(async ({ request }) => ({ caller: await decide(request) }))
     .get('/settings', ({ caller }) => getSettings(app.db, caller), {
       response: { 200: M.settings, ...errors(401, 403) },
       detail: manage('Screen settings', 'Defaults until first saved: no display name, no logo, the company time zone, sound and speech on, `first_last_initial`.'),
@@ -78,6 +97,7 @@ const staff = (app: AppContext) =>
         ),
       {
         body: M.serviceCreate,
+        headers: IdempotencyHeaders,
         response: { 201: M.service, ...errors(400, 401, 403, 409) },
         detail: manage('Create a service', 'A live service with the same prefix → 409 `PREFIX_TAKEN`.'),
       },
@@ -124,6 +144,7 @@ const staff = (app: AppContext) =>
         ),
       {
         body: M.ticketCreate,
+        headers: IdempotencyHeaders,
         response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
         detail: calling(
           'Take a ticket',
@@ -139,6 +160,7 @@ const staff = (app: AppContext) =>
         ),
       {
         body: M.callCreate,
+        headers: IdempotencyHeaders,
         response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
         detail: calling(
           'Call the next ticket',
@@ -263,15 +285,17 @@ const publicRoutes = (app: AppContext) => {
     )
     .get(
       '/:token/events',
-      async ({ params, request }) => {
+      async ({ params, request, server }) => {
         const target = await resolveToken(app.db, params.token)
         if (!target) throw notFound('Screen')
-        const release = hub.claim(target.tokenId)
+        const release = hub.claim(target.tokenId, server?.requestIP(request)?.address)
         if (!release)
-          return new Response(JSON.stringify({ error: 'Too many open streams for this screen token', code: 'RATE_LIMITED' }), {
+          return new Response(JSON.stringify({ error: 'Too many open streams for this screen token or address', code: 'RATE_LIMITED' }), {
             status: 429,
             headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(STREAM_RETRY_AFTER_S) },
           })
+        // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
+        server?.timeout(request, 0)
         return eventStream(hub, target.companyId, target.tokenId, request.signal, release)
       },
       {
@@ -283,14 +307,14 @@ const publicRoutes = (app: AppContext) => {
               '`text/event-stream`. A `retry:` hint, then `event: snapshot` (data: the snapshot JSON, with an `id:`) at once and after every change',
               'that alters it, from any server process on the database; a `:` comment at least every 20 s; `event: revoked` and the end of the',
               'stream when the token is revoked or the module switched off. A reconnect (with or without `Last-Event-ID`) gets the current snapshot at once.',
-              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address, per server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
               'A client that stops reading is dropped once `SSE_MAX_PENDING_EVENTS` (default 32) writes wait for its socket, instead of being buffered for.',
             ].join(' '),
           ),
           responses: {
             200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             404: { description: 'Unknown or revoked token, or module off', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-            429: { description: 'Too many open streams for this token', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+            429: { description: 'Too many open streams for this token or address', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
           },
         },
       },
