@@ -7,111 +7,31 @@
  *   bun bench/approve.ts     (env: BENCH_ADMIN_URL, BENCH_CONCURRENCY, BENCH_ROUNDS, BENCH_OPS, BENCH_SECONDS)
  */
 import postgres from 'postgres'
-import { sql } from 'drizzle-orm'
-import { loadConfig } from '../server/config'
-import { createApp } from '../server/app'
-import type { AppContext } from '../server/context'
-import { openDatabase } from '../db/client'
-import { createStore } from '../server/infra/storage'
-import { issueKey } from '../server/access/keys'
-import { figure, printFigures } from './lib/common'
-import { DomainEvents } from '../server/lib/events'
+import { driveIds, envNumber, figure, phase, printFigures, rate } from './lib/common'
+import { createBenchDatabase } from './lib/database'
+import { serveApp, spawnApp, type ServedApp } from './lib/app'
+import { httpApprover, sharedAccounts, twoLegOps } from './lib/approvals'
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4)
-const OPS_PER_ROUND = Number(process.env.BENCH_OPS ?? 1000)
-const SECONDS_PER_ROUND = Number(process.env.BENCH_SECONDS ?? 15)
+const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
+const ROUNDS = envNumber('BENCH_ROUNDS', 4)
+const OPS_PER_ROUND = envNumber('BENCH_OPS', 1000)
+const SECONDS_PER_ROUND = envNumber('BENCH_SECONDS', 15)
 const ACCOUNTS = 256
 const WARMUP = 200
 
-/** The server side: the app as `bun run start` builds it (minus request logging), on a free port. */
-async function serve(url: string) {
-  const database = await openDatabase({ url, poolMax: CONCURRENCY })
-  const config = {
-    ...loadConfig({ DATA_DIR: `/tmp/fos-bench-${process.pid}`, SIGNING_SECRET: 'bench-signing-secret-0123456789' }),
-    databaseUrl: url,
-    rateLimit: { perKey: 0, perIp: 0 },
-  }
-  const ctx: AppContext = { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log: () => {}, events: new DomainEvents() }
-  const [{ id: companyId }] = await database.rows<{ id: number }>(sql`insert into companies (name) values ('Bench') returning id`)
-  const key = await database.db.transaction((tx) => issueKey(tx, companyId, null, 'bench'))
-  const listening = createApp(ctx).listen({ port: 0, idleTimeout: 0 })
-  console.log(JSON.stringify({ port: listening.server!.port, key: key.key, companyId }))
-  // The parent holds our stdin; when it goes away, so do we.
-  for await (const _ of Bun.stdin.stream());
-  await listening.stop(true)
-  await database.close()
-  process.exit(0)
-}
-
-interface Phase {
-  done: number
-  seconds: number
-  cpuMs: number
-}
-
-/** Runs `fn` over the ids with `CONCURRENCY` workers until the ids or the time run out. */
-async function drive(ids: number[], fn: (id: number) => Promise<void>, into: Phase) {
-  const cpu = process.cpuUsage()
-  const started = performance.now()
-  const deadline = started + SECONDS_PER_ROUND * 1000
-  let next = 0
-  const worker = async () => {
-    while (next < ids.length && performance.now() < deadline) {
-      await fn(ids[next++])
-      into.done++
-    }
-  }
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
-  into.seconds += (performance.now() - started) / 1000
-  const used = process.cpuUsage(cpu)
-  into.cpuMs += (used.user + used.system) / 1000
-}
-
 async function main() {
-  const dbName = `fos_bench_${process.pid}`
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
-  const dbUrl = new URL(ADMIN_URL)
-  dbUrl.pathname = `/${dbName}`
-  await admin.unsafe(`create database ${dbName}`)
-  const server = Bun.spawn([process.execPath, import.meta.path, '--serve', dbUrl.toString()], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
+  const db = await createBenchDatabase('fos_bench')
+  let server: ServedApp | undefined
   // Idle connections close between rounds, so the two pools never hold 2 × CONCURRENCY sessions for long.
-  const direct = postgres(dbUrl.toString(), { max: CONCURRENCY, idle_timeout: 1, onnotice: () => {} })
+  const direct = postgres(db.url, { max: CONCURRENCY, idle_timeout: 1, onnotice: () => {} })
   try {
-    const reader = server.stdout.getReader()
-    let text = ''
-    while (!text.includes('\n')) {
-      const { value, done } = await reader.read()
-      if (done) throw new Error('server exited before listening')
-      text += new TextDecoder().decode(value)
-    }
-    const { port, key, companyId } = JSON.parse(text.split('\n')[0]) as { port: number; key: string; companyId: number }
-    const base = `http://127.0.0.1:${port}`
-
-    const [{ id: typeId }] = await direct`insert into operation_types (company_id, name, kind) values (${companyId}, 'Cambio', 'exchange') returning id`
-    const [{ id: clientId }] = await direct`insert into clients (company_id, name, type) values (${companyId}, 'Caja', 0) returning id`
-    await direct`insert into accounts (company_id, client_id, name, currency_name)
-      select ${companyId}, ${clientId}, 'A' || g, 'ARS' from generate_series(1, ${ACCOUNTS}) g`
-    const [{ low }] = await direct`select min(id)::int as low from accounts where company_id = ${companyId}`
-
+    server = await spawnApp(import.meta.path, [db.url])
+    const { companyId } = server
+    const accounts = await sharedAccounts(direct, companyId, ACCOUNTS)
     /** Pending two-leg operations over randomly paired shared accounts, inserted in bulk. */
-    const seedOps = async (count: number): Promise<number[]> => {
-      const rows = await direct`insert into operations (company_id, operation_type_id, status)
-        select ${companyId}, ${typeId}, 'pending' from generate_series(1, ${count}) returning id`
-      const ids = rows.map((r) => r.id as number)
-      await direct`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
-        select ${companyId}, o.id, ${low} + floor(random() * ${ACCOUNTS})::int, 'ARS', s * 12.345678, 'pending'
-        from unnest(${ids}::int[]) o(id), (values (1), (-1)) v(s)`
-      return ids
-    }
-
-    let httpErrors = 0
-    const viaHttp = async (id: number) => {
-      const res = await fetch(`${base}/api/operations/${id}/approve`, { method: 'POST', headers: { 'x-api-key': key } })
-      await res.arrayBuffer()
-      if (res.status !== 200) httpErrors++
-    }
+    const seedOps = (count: number) => twoLegOps(direct, accounts, ACCOUNTS, count)
+    const http = httpApprover(server.base, server.key)
+    const drive = (ids: number[], fn: (id: number) => Promise<void>, into = phase()) => driveIds(ids, fn, into, CONCURRENCY, SECONDS_PER_ROUND)
 
     // The statements the approve route issues inside its transaction (company key: no scope condition),
     // including the blotter feed's probe for auto-fed mesas and the event outbox's one statement.
@@ -170,17 +90,16 @@ async function main() {
       })
     }
 
-    const scratch: Phase = { done: 0, seconds: 0, cpuMs: 0 }
-    await drive(await seedOps(WARMUP), viaHttp, scratch)
-    await drive(await seedOps(WARMUP), viaSql, scratch)
-    httpErrors = 0
-    const http: Phase = { done: 0, seconds: 0, cpuMs: 0 }
-    const sqlPhase: Phase = { done: 0, seconds: 0, cpuMs: 0 }
+    await drive(await seedOps(WARMUP), http.approve)
+    await drive(await seedOps(WARMUP), viaSql)
+    http.errors = 0
+    const httpPhase = phase()
+    const sqlPhase = phase()
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? (['http', 'sql'] as const) : (['sql', 'http'] as const)
       for (const mode of order) {
         const ids = await seedOps(OPS_PER_ROUND)
-        if (mode === 'http') await drive(ids, viaHttp, http)
+        if (mode === 'http') await drive(ids, http.approve, httpPhase)
         else await drive(ids, viaSql, sqlPhase)
       }
     }
@@ -188,25 +107,21 @@ async function main() {
     const [{ bad }] = await direct`select count(*)::int as bad from accounts a
       where a.company_id = ${companyId}
         and a.balance <> coalesce((select sum(amount) from transactions x where x.account_id = a.id and x.status = 'completed'), 0)`
-    const rate = (p: Phase) => p.done / p.seconds
     console.log(`approve benchmark: ${CONCURRENCY} concurrent clients, ${ACCOUNTS} shared accounts, two legs per operation, ${ROUNDS} alternating rounds`)
-    console.log(`  HTTP (POST /api/operations/{id}/approve): ${rate(http).toFixed(0)} approvals/s (${http.done} approvals, ${httpErrors} non-200)`)
+    console.log(`  HTTP (POST /api/operations/{id}/approve): ${rate(httpPhase).toFixed(0)} approvals/s (${httpPhase.done} approvals, ${http.errors} non-200)`)
     console.log(`  direct SQL (postgres.js, same transaction): ${rate(sqlPhase).toFixed(0)} approvals/s (${sqlPhase.done} approvals)`)
-    console.log(`  ratio HTTP / direct: ${(rate(http) / rate(sqlPhase)).toFixed(2)} (goal ≥ 0.60)`)
+    console.log(`  ratio HTTP / direct: ${(rate(httpPhase) / rate(sqlPhase)).toFixed(2)} (goal ≥ 0.60)`)
     console.log(`  accounts whose balance differs from the sum of completed amounts: ${bad}`)
-    if (bad !== 0 || httpErrors !== 0) throw new Error('the ledger broke under load')
-    printFigures([figure(`approvals/s over HTTP, ${CONCURRENCY} clients (ceiling: same SQL via postgres.js)`, rate(http), rate(sqlPhase), 'approvals/s', 'ratio >= 0.6')])
+    if (bad !== 0 || http.errors !== 0) throw new Error('the ledger broke under load')
+    printFigures([figure(`approvals/s over HTTP, ${CONCURRENCY} clients (ceiling: same SQL via postgres.js)`, rate(httpPhase), rate(sqlPhase), 'approvals/s', 'ratio >= 0.6')])
   } finally {
-    server.stdin.end()
-    await Promise.race([server.exited, Bun.sleep(10_000)])
-    if (server.exitCode === null) server.kill()
+    await server?.stop()
     await direct.end({ timeout: 5 })
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.end({ timeout: 5 })
+    await db.drop()
   }
 }
 
-if (process.argv[2] === '--serve') await serve(process.argv[3])
+if (process.argv[2] === '--serve') await serveApp(process.argv[3], { poolMax: CONCURRENCY, company: 'Bench' })
 else {
   await main()
   process.exit(0)

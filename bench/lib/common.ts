@@ -4,6 +4,16 @@ import { join } from 'node:path'
 
 export const ROOT = join(import.meta.dir, '..', '..')
 
+/** The Postgres the benches create their throwaway databases on (as a superuser: they create and drop them). */
+export const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+/** Long enough for the app's checks; the same in every process a bench starts, so signed links agree. */
+export const SIGNING_SECRET = 'bench-signing-secret-0123456789'
+
+/** A numeric setting from the environment, `fallback` when unset. */
+export const envNumber = (name: string, fallback: number) => Number(process.env[name] ?? fallback)
+/** A comma-separated list of numbers from the environment. */
+export const envNumbers = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').map(Number)
+
 /**
  * One figure of a benchmark. `ratio` is ours ÷ ceiling. `goal` is null or a condition run.ts checks:
  * `ratio >= 0.5`, `ratio <= 2`, `<= 25`, `>= 100` (on `ours` when it does not start with "ratio").
@@ -69,6 +79,57 @@ export function freePort(): number {
   const port = server.port!
   server.stop(true)
   return port
+}
+
+/** `n` different free loopback ports, for processes that are started together. */
+export function distinctPorts(n: number): number[] {
+  const ports = new Set<number>()
+  while (ports.size < n) ports.add(freePort())
+  return [...ports]
+}
+
+export interface Run {
+  done: number
+  seconds: number
+  latencies: number[]
+}
+
+/** `workers` loops calling `fn` until `seconds` pass or `fn` says there is no more work (returns false). */
+export async function timed(workers: number, seconds: number, fn: () => Promise<boolean | void>): Promise<Run> {
+  const latencies: number[] = []
+  const started = performance.now()
+  const deadline = started + seconds * 1000
+  let stop = false
+  const worker = async () => {
+    while (!stop && performance.now() < deadline) {
+      const t0 = performance.now()
+      if ((await fn()) === false) {
+        stop = true
+        return
+      }
+      latencies.push(performance.now() - t0)
+    }
+  }
+  await Promise.all(Array.from({ length: workers }, worker))
+  return { done: latencies.length, seconds: (performance.now() - started) / 1000, latencies: latencies.sort((a, b) => a - b) }
+}
+
+export const rate = (r: { done: number; seconds: number }) => r.done / r.seconds
+
+/** What several rounds of one kind added up to. */
+export interface Phase {
+  done: number
+  seconds: number
+}
+
+export const phase = (): Phase => ({ done: 0, seconds: 0 })
+
+/** Calls `fn` once per id from `workers` loops until the ids or `seconds` run out; adds the count and time to `into`. */
+export async function driveIds(ids: number[], fn: (id: number) => Promise<void>, into: Phase, workers: number, seconds: number) {
+  let next = 0
+  const run = await timed(workers, seconds, async () => (next < ids.length ? fn(ids[next++]) : false))
+  into.done += run.done
+  into.seconds += run.seconds
 }
 
 export interface LoadResult {

@@ -28,9 +28,9 @@ export interface Tenant {
   clientIds: number[]
 }
 
-/** A company with an API key (issued as the app issues them) and nothing else. */
-export async function newCompany(database: Database, name: string): Promise<{ companyId: number; key: string }> {
-  const [{ id }] = await database.rows<{ id: number }>(q`insert into companies (name) values (${name}) returning id`)
+/** A company with an API key (issued as the app issues them) and nothing else; `mesas` turns its mesas module on. */
+export async function newCompany(database: Database, name: string, options: { mesas?: boolean } = {}): Promise<{ companyId: number; key: string }> {
+  const [{ id }] = await database.rows<{ id: number }>(q`insert into companies (name, mesas_enabled) values (${name}, ${options.mesas ?? false}) returning id`)
   const key = await database.db.transaction((tx) => issueKey(tx, id, null, 'bench'))
   return { companyId: id, key: key.key }
 }
