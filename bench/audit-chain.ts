@@ -15,145 +15,67 @@
  */
 import postgres from 'postgres'
 import { sql } from 'drizzle-orm'
-import { loadConfig } from '../server/config'
 import { createApp } from '../server/app'
-import type { AppContext } from '../server/context'
 import { openDatabase } from '../db/client'
-import { createStore } from '../server/infra/storage'
-import { issueKey } from '../server/access/keys'
 import { sealCompany } from '../server/modules/audit/chain'
 import { startAuditChain, type AuditChainWorker } from '../server/modules/audit/worker'
-import { DomainEvents } from '../server/lib/events'
-import { figure, printFigures, rssMiB } from './lib/common'
+import { driveIds, envNumber, figure, phase, printFigures, rate, rssMiB } from './lib/common'
+import { createBenchDatabase } from './lib/database'
+import { benchContext, serveApp, spawnApp, type ServedApp } from './lib/app'
+import { httpApprover, sharedAccounts, twoLegOps } from './lib/approvals'
+import { newCompany } from './lib/tenants'
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4)
-const OPS_PER_ROUND = Number(process.env.BENCH_OPS ?? 1000)
-const SECONDS_PER_ROUND = Number(process.env.BENCH_SECONDS ?? 15)
-const CHAIN_ROWS = Number(process.env.BENCH_CHAIN_ROWS ?? 1_000_000)
+const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
+const ROUNDS = envNumber('BENCH_ROUNDS', 4)
+const OPS_PER_ROUND = envNumber('BENCH_OPS', 1000)
+const SECONDS_PER_ROUND = envNumber('BENCH_SECONDS', 15)
+const CHAIN_ROWS = envNumber('BENCH_CHAIN_ROWS', 1_000_000)
 const ACCOUNTS = 256
 const WARMUP = 200
 
-function context(url: string, database: Awaited<ReturnType<typeof openDatabase>>): AppContext {
-  const config = {
-    ...loadConfig({ DATA_DIR: `/tmp/fos-bench-${process.pid}`, SIGNING_SECRET: 'bench-signing-secret-0123456789' }),
-    databaseUrl: url,
-    rateLimit: { perKey: 0, perIp: 0 },
-  }
-  return { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log: () => {}, events: new DomainEvents() }
-}
-
 /** The server side: the app as `bun run start` builds it, whose chain sealer the parent turns on and off by stdin. */
-async function serve(url: string) {
-  const database = await openDatabase({ url, poolMax: CONCURRENCY })
-  const ctx = context(url, database)
-  const [{ id: companyId }] = await database.rows<{ id: number }>(sql`insert into companies (name) values ('Bench') returning id`)
-  const key = await database.db.transaction((tx) => issueKey(tx, companyId, null, 'bench'))
-  const listening = createApp(ctx).listen({ port: 0, idleTimeout: 0 })
-  console.log(JSON.stringify({ port: listening.server!.port, key: key.key, companyId }))
-  let worker: AuditChainWorker | undefined
-  let pending = ''
-  for await (const chunk of Bun.stdin.stream()) {
-    pending += new TextDecoder().decode(chunk)
-    const lines = pending.split('\n')
-    pending = lines.pop()!
-    for (const line of lines) {
-      if (line === 'on' && !worker) worker = startAuditChain(ctx)
-      if (line === 'off' && worker) {
-        await worker.stop()
-        worker = undefined
+function serve(url: string) {
+  return serveApp(url, {
+    poolMax: CONCURRENCY,
+    company: 'Bench',
+    companion: (ctx) => {
+      let worker: AuditChainWorker | undefined
+      return {
+        async line(line) {
+          if (line === 'on' && !worker) worker = startAuditChain(ctx)
+          if (line === 'off' && worker) {
+            await worker.stop()
+            worker = undefined
+          }
+        },
+        stop: async () => worker?.stop(),
       }
-      console.log(`ok ${line}`)
-    }
-  }
-  await worker?.stop()
-  await listening.stop(true)
-  await database.close()
-  process.exit(0)
-}
-
-interface Phase {
-  done: number
-  seconds: number
-}
-
-async function drive(ids: number[], fn: (id: number) => Promise<void>, into: Phase) {
-  const started = performance.now()
-  const deadline = started + SECONDS_PER_ROUND * 1000
-  let next = 0
-  const worker = async () => {
-    while (next < ids.length && performance.now() < deadline) {
-      await fn(ids[next++])
-      into.done++
-    }
-  }
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
-  into.seconds += (performance.now() - started) / 1000
+    },
+  })
 }
 
 async function main() {
-  const dbName = `fos_bench_chain_${process.pid}`
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
-  const dbUrl = new URL(ADMIN_URL)
-  dbUrl.pathname = `/${dbName}`
-  const url = dbUrl.toString()
-  await admin.unsafe(`create database ${dbName}`)
-  const server = Bun.spawn([process.execPath, import.meta.path, '--serve', url], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
+  const db = await createBenchDatabase('fos_bench_chain')
+  const { url } = db
+  let server: ServedApp | undefined
   const direct = postgres(url, { max: 4, idle_timeout: 1, onnotice: () => {} })
   const database = await openDatabase({ url, poolMax: 4 })
   try {
-    const reader = server.stdout.getReader()
-    let buffered = ''
-    const nextLine = async () => {
-      while (!buffered.includes('\n')) {
-        const { value, done } = await reader.read()
-        if (done) throw new Error('server exited')
-        buffered += new TextDecoder().decode(value)
-      }
-      const at = buffered.indexOf('\n')
-      const line = buffered.slice(0, at)
-      buffered = buffered.slice(at + 1)
-      return line
-    }
-    const command = async (line: 'on' | 'off') => {
-      server.stdin.write(`${line}\n`)
-      server.stdin.flush()
-      if ((await nextLine()) !== `ok ${line}`) throw new Error(`server did not acknowledge ${line}`)
-    }
-    const { port, key, companyId } = JSON.parse(await nextLine()) as { port: number; key: string; companyId: number }
-    const base = `http://127.0.0.1:${port}`
-
-    const [{ id: typeId }] = await direct`insert into operation_types (company_id, name, kind) values (${companyId}, 'Cambio', 'exchange') returning id`
-    const [{ id: clientId }] = await direct`insert into clients (company_id, name, type) values (${companyId}, 'Caja', 0) returning id`
-    await direct`insert into accounts (company_id, client_id, name, currency_name)
-      select ${companyId}, ${clientId}, 'A' || g, 'ARS' from generate_series(1, ${ACCOUNTS}) g`
-    const [{ low }] = await direct`select min(id)::int as low from accounts where company_id = ${companyId}`
-    const seedOps = async (count: number): Promise<number[]> => {
-      const rows = await direct`insert into operations (company_id, operation_type_id, status)
-        select ${companyId}, ${typeId}, 'pending' from generate_series(1, ${count}) returning id`
-      const ids = rows.map((r) => r.id as number)
-      await direct`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
-        select ${companyId}, o.id, ${low} + floor(random() * ${ACCOUNTS})::int, 'ARS', s * 12.345678, 'pending'
-        from unnest(${ids}::int[]) o(id), (values (1), (-1)) v(s)`
-      return ids
-    }
-    let httpErrors = 0
-    const approve = async (id: number) => {
-      const res = await fetch(`${base}/api/operations/${id}/approve`, { method: 'POST', headers: { 'x-api-key': key } })
-      await res.arrayBuffer()
-      if (res.status !== 200) httpErrors++
-    }
+    server = await spawnApp(import.meta.path, [url])
+    const { companyId } = server
+    const accounts = await sharedAccounts(direct, companyId, ACCOUNTS)
+    const seedOps = (count: number) => twoLegOps(direct, accounts, ACCOUNTS, count)
+    const http = httpApprover(server.base, server.key)
+    const drive = (ids: number[], into = phase()) => driveIds(ids, http.approve, into, CONCURRENCY, SECONDS_PER_ROUND)
     const unsealed = async () => (await direct`select count(*)::int as n from audit_logs where company_id = ${companyId} and seq is null`)[0].n as number
     const auditRows = async () => (await direct`select count(*)::int as n from audit_logs where company_id = ${companyId}`)[0].n as number
 
-    const scratch: Phase = { done: 0, seconds: 0 }
-    await drive(await seedOps(WARMUP), approve, scratch)
+    await drive(await seedOps(WARMUP))
     await sealCompany(database.db, companyId)
-    httpErrors = 0
+    http.errors = 0
 
-    const on: Phase = { done: 0, seconds: 0 }
-    const off: Phase = { done: 0, seconds: 0 }
+    const on = phase()
+    const off = phase()
     let backlogRows = 0
     let backlogSeconds = 0
     let rowsPerApproval = 0
@@ -165,13 +87,13 @@ async function main() {
         // The seeding itself writes audit rows: sealed before the round, so each round starts with no backlog.
         await sealCompany(database.db, companyId)
         const rowsBefore = await auditRows()
-        await command(mode)
-        const phase = mode === 'on' ? on : off
-        const before = phase.done
-        await drive(ids, approve, phase)
-        await command('off')
+        await server.command(mode)
+        const into = mode === 'on' ? on : off
+        const before = into.done
+        await drive(ids, into)
+        await server.command('off')
         const made = (await auditRows()) - rowsBefore
-        rowsPerApproval = made / (phase.done - before)
+        rowsPerApproval = made / (into.done - before)
         if (mode === 'on') lagAtEnd = Math.max(lagAtEnd, await unsealed())
         else {
           const t0 = performance.now()
@@ -180,19 +102,17 @@ async function main() {
         }
       }
     }
-    const rate = (p: Phase) => p.done / p.seconds
     const sealRate = backlogRows / backlogSeconds
     console.log(`approve with the chain sealer on vs off: ${CONCURRENCY} concurrent clients, ${ROUNDS} alternating rounds of up to ${OPS_PER_ROUND} approvals or ${SECONDS_PER_ROUND} s`)
     console.log(`  sealer on:  ${rate(on).toFixed(0)} approvals/s (${on.done}); at most ${lagAtEnd} rows still unsealed when a round ended`)
-    console.log(`  sealer off: ${rate(off).toFixed(0)} approvals/s (${off.done}); ${httpErrors} non-200 in all`)
+    console.log(`  sealer off: ${rate(off).toFixed(0)} approvals/s (${off.done}); ${http.errors} non-200 in all`)
     console.log(`  audit rows per approval: ${rowsPerApproval.toFixed(1)}`)
     console.log(`  sealing the off rounds' backlog: ${backlogRows} rows in ${backlogSeconds.toFixed(2)} s = ${sealRate.toFixed(0)} rows/s`)
     console.log(`  = ${(sealRate / rate(off)).toFixed(1)}× the approve rate in rows/s, ${(sealRate / rowsPerApproval / rate(off)).toFixed(1)}× in approvals' worth of rows`)
-    if (httpErrors !== 0) throw new Error('approvals failed under load')
+    if (http.errors !== 0) throw new Error('approvals failed under load')
 
     // The long chain: a company of its own, its rows generated in SQL as approvals would write them.
-    const [{ id: chainCompany }] = await database.rows<{ id: number }>(sql`insert into companies (name) values ('Chain') returning id`)
-    const chainKey = await database.db.transaction((tx) => issueKey(tx, chainCompany, null, 'bench'))
+    const { companyId: chainCompany, key: chainKey } = await newCompany(database, 'Chain')
     const g0 = performance.now()
     const STEP = 100_000
     for (let from = 1; from <= CHAIN_ROWS; from += STEP) {
@@ -218,10 +138,10 @@ async function main() {
 
     // The verify route in this process, through the route policy (tenant role, one snapshot), memory sampled as it
     // runs: first over the first tenth of the chain, then over all of it. Streaming keeps the growth the same.
-    const app = createApp(context(url, database))
+    const app = createApp(benchContext(url, database))
     const verifyOver = async (query: string) => {
       const started = performance.now()
-      const res = await app.handle(new Request(`http://bench/api/audit-logs/verify${query}`, { headers: { 'x-api-key': chainKey.key } }))
+      const res = await app.handle(new Request(`http://bench/api/audit-logs/verify${query}`, { headers: { 'x-api-key': chainKey } }))
       const body = (await res.json()) as { verified: boolean; rows: number }
       if (!body.verified) throw new Error(`verify answered ${JSON.stringify(body)}`)
       return { rows: body.rows, seconds: (performance.now() - started) / 1000 }
@@ -255,13 +175,10 @@ async function main() {
       figure(`verify: peak RSS growth over ${result.rows} rows (ceiling: over the first ${tenth.rows})`, peak - baseline, peakTenth - baseline, 'MiB', 'ratio <= 1.5'),
     ])
   } finally {
-    server.stdin.end()
-    await Promise.race([server.exited, Bun.sleep(10_000)])
-    if (server.exitCode === null) server.kill()
+    await server?.stop()
     await database.close()
     await direct.end({ timeout: 5 })
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.end({ timeout: 5 })
+    await db.drop()
   }
 }
 
