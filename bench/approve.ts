@@ -10,7 +10,7 @@ import postgres from 'postgres'
 import { driveIds, envNumber, figure, phase, printFigures, rate } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { serveApp, spawnApp, type ServedApp } from './lib/app'
-import { httpApprover, sharedAccounts, twoLegOps } from './lib/approvals'
+import { httpApprove, sharedAccounts, twoLegOps } from './lib/approvals'
 
 const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
 const ROUNDS = envNumber('BENCH_ROUNDS', 4)
@@ -30,7 +30,8 @@ async function main() {
     const accounts = await sharedAccounts(direct, companyId, ACCOUNTS)
     /** Pending two-leg operations over randomly paired shared accounts, inserted in bulk. */
     const seedOps = (count: number) => twoLegOps(direct, accounts, ACCOUNTS, count)
-    const http = httpApprover(server.base, server.key)
+    const http = { errors: 0 }
+    const approve = httpApprove(server.base, server.key, http)
     const drive = (ids: number[], fn: (id: number) => Promise<void>, into = phase()) => driveIds(ids, fn, into, CONCURRENCY, SECONDS_PER_ROUND)
 
     // The statements the approve route issues inside its transaction (company key: no scope condition),
@@ -90,7 +91,7 @@ async function main() {
       })
     }
 
-    await drive(await seedOps(WARMUP), http.approve)
+    await drive(await seedOps(WARMUP), approve)
     await drive(await seedOps(WARMUP), viaSql)
     http.errors = 0
     const httpPhase = phase()
@@ -99,7 +100,7 @@ async function main() {
       const order = round % 2 === 0 ? (['http', 'sql'] as const) : (['sql', 'http'] as const)
       for (const mode of order) {
         const ids = await seedOps(OPS_PER_ROUND)
-        if (mode === 'http') await drive(ids, http.approve, httpPhase)
+        if (mode === 'http') await drive(ids, approve, httpPhase)
         else await drive(ids, viaSql, sqlPhase)
       }
     }

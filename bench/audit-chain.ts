@@ -22,7 +22,7 @@ import { startAuditChain, type AuditChainWorker } from '../server/modules/audit/
 import { driveIds, envNumber, figure, phase, printFigures, rate, rssMiB } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { benchContext, serveApp, spawnApp, type ServedApp } from './lib/app'
-import { httpApprover, sharedAccounts, twoLegOps } from './lib/approvals'
+import { httpApprove, sharedAccounts, twoLegOps } from './lib/approvals'
 import { newCompany } from './lib/tenants'
 
 const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
@@ -65,8 +65,9 @@ async function main() {
     const { companyId } = server
     const accounts = await sharedAccounts(direct, companyId, ACCOUNTS)
     const seedOps = (count: number) => twoLegOps(direct, accounts, ACCOUNTS, count)
-    const http = httpApprover(server.base, server.key)
-    const drive = (ids: number[], into = phase()) => driveIds(ids, http.approve, into, CONCURRENCY, SECONDS_PER_ROUND)
+    const http = { errors: 0 }
+    const approve = httpApprove(server.base, server.key, http)
+    const drive = (ids: number[], into = phase()) => driveIds(ids, approve, into, CONCURRENCY, SECONDS_PER_ROUND)
     const unsealed = async () => (await direct`select count(*)::int as n from audit_logs where company_id = ${companyId} and seq is null`)[0].n as number
     const auditRows = async () => (await direct`select count(*)::int as n from audit_logs where company_id = ${companyId}`)[0].n as number
 

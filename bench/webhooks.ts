@@ -11,22 +11,17 @@
  *   bun bench/webhooks.ts     (env: BENCH_ADMIN_URL, BENCH_CONCURRENCY, BENCH_ROUNDS, BENCH_OPS, BENCH_SECONDS)
  */
 import postgres from 'postgres'
-import { sql } from 'drizzle-orm'
-import { loadConfig } from '../server/config'
-import { createApp } from '../server/app'
-import type { AppContext } from '../server/context'
-import { openDatabase } from '../db/client'
-import { createStore } from '../server/infra/storage'
-import { issueKey } from '../server/access/keys'
 import { DomainEvents, type Listener } from '../server/lib/events'
 import { deliveryWorker } from '../server/modules/webhooks'
-import { figure, percentile, printFigures } from './lib/common'
+import { driveIds, envNumber, figure, percentile, phase, printFigures, rate } from './lib/common'
+import { createBenchDatabase } from './lib/database'
+import { serveApp, spawnApp, type ServedApp } from './lib/app'
+import { httpApprove, sharedAccounts, twoLegOps } from './lib/approvals'
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4)
-const OPS_PER_ROUND = Number(process.env.BENCH_OPS ?? 1000)
-const SECONDS_PER_ROUND = Number(process.env.BENCH_SECONDS ?? 15)
+const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
+const ROUNDS = envNumber('BENCH_ROUNDS', 4)
+const OPS_PER_ROUND = envNumber('BENCH_OPS', 1000)
+const SECONDS_PER_ROUND = envNumber('BENCH_SECONDS', 15)
 const PACED_RATE = 200
 const PACED_SECONDS = 10
 const DRAIN = 5000
@@ -40,72 +35,20 @@ class WithoutOutbox extends DomainEvents {
   }
 }
 
-async function serve(url: string, mode: 'events' | 'plain') {
-  const database = await openDatabase({ url, poolMax: CONCURRENCY })
-  const config = {
-    ...loadConfig({
-      DATA_DIR: `/tmp/fos-bench-${process.pid}`,
-      SIGNING_SECRET: 'bench-signing-secret-0123456789',
-      WEBHOOK_ALLOW_HTTP: 'true',
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-    }),
-    databaseUrl: url,
-    rateLimit: { perKey: 0, perIp: 0 },
-  }
-  const events = mode === 'events' ? new DomainEvents() : new WithoutOutbox()
-  const log = (e: Record<string, unknown>) => (e.level === 'error' ? console.error(JSON.stringify(e)) : undefined)
-  const ctx: AppContext = { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log, events }
-  const [{ id: companyId }] = await database.rows<{ id: number }>(sql`insert into companies (name) values (${`Bench ${mode}`}) returning id`)
-  const key = await database.db.transaction((tx) => issueKey(tx, companyId, null, 'bench'))
-  const listening = createApp(ctx).listen({ port: 0, idleTimeout: 0 })
-  const worker = mode === 'events' ? deliveryWorker(ctx).start() : undefined
-  console.log(JSON.stringify({ port: listening.server!.port, key: key.key, companyId }))
-  for await (const _ of Bun.stdin.stream());
-  await listening.stop(true)
-  await worker?.stop()
-  await database.close()
-  process.exit(0)
-}
-
-interface Phase {
-  done: number
-  seconds: number
-}
-
-async function drive(ids: number[], fn: (id: number) => Promise<void>, into: Phase) {
-  const started = performance.now()
-  const deadline = started + SECONDS_PER_ROUND * 1000
-  let next = 0
-  const worker = async () => {
-    while (next < ids.length && performance.now() < deadline) {
-      await fn(ids[next++])
-      into.done++
-    }
-  }
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
-  into.seconds += (performance.now() - started) / 1000
-}
-
-async function spawnServer(url: string, mode: 'events' | 'plain') {
-  const proc = Bun.spawn([process.execPath, import.meta.path, '--serve', url, mode], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
-  const reader = proc.stdout.getReader()
-  let text = ''
-  while (!text.includes('\n')) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error('server exited before listening')
-    text += new TextDecoder().decode(value)
-  }
-  const info = JSON.parse(text.split('\n')[0]) as { port: number; key: string; companyId: number }
-  return { proc, ...info, base: `http://127.0.0.1:${info.port}` }
+function serve(url: string, mode: 'events' | 'plain') {
+  return serveApp(url, {
+    poolMax: CONCURRENCY,
+    company: `Bench ${mode}`,
+    env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' },
+    events: mode === 'events' ? new DomainEvents() : new WithoutOutbox(),
+    log: (e) => (e.level === 'error' ? console.error(JSON.stringify(e)) : undefined),
+    companion: mode === 'events' ? (ctx) => deliveryWorker(ctx).start() : undefined,
+  })
 }
 
 async function main() {
-  const dbName = `fos_bench_wh_${process.pid}`
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
-  const dbUrl = new URL(ADMIN_URL)
-  dbUrl.pathname = `/${dbName}`
-  await admin.unsafe(`create database ${dbName}`)
-  const direct = postgres(dbUrl.toString(), { max: 4, idle_timeout: 1, onnotice: () => {} })
+  const db = await createBenchDatabase('fos_bench_wh')
+  const direct = postgres(db.url, { max: 4, idle_timeout: 1, onnotice: () => {} })
 
   // The local receiver: answers 200 at once and notes when each event's first delivery arrived.
   const firstArrival = new Map<string, number>()
@@ -121,11 +64,11 @@ async function main() {
       return new Response('ok')
     },
   })
-  const servers: Awaited<ReturnType<typeof spawnServer>>[] = []
+  const servers: ServedApp[] = []
   try {
-    const withEvents = await spawnServer(dbUrl.toString(), 'events')
+    const withEvents = await spawnApp(import.meta.path, [db.url, 'events'])
     servers.push(withEvents)
-    const plain = await spawnServer(dbUrl.toString(), 'plain')
+    const plain = await spawnApp(import.meta.path, [db.url, 'plain'])
     servers.push(plain)
 
     const endpoint = await fetch(`${withEvents.base}/api/webhook-endpoints`, {
@@ -137,45 +80,29 @@ async function main() {
     const { id: endpointId } = (await endpoint.json()) as { id: number }
 
     const setup = async (companyId: number) => {
-      const [{ id: typeId }] = await direct`insert into operation_types (company_id, name, kind) values (${companyId}, 'Cambio', 'exchange') returning id`
-      const [{ id: clientId }] = await direct`insert into clients (company_id, name, type) values (${companyId}, 'Caja', 0) returning id`
-      await direct`insert into accounts (company_id, client_id, name, currency_name)
-        select ${companyId}, ${clientId}, 'A' || g, 'ARS' from generate_series(1, ${ACCOUNTS}) g`
-      const [{ low }] = await direct`select min(id)::int as low from accounts where company_id = ${companyId}`
-      return async (count: number): Promise<number[]> => {
-        const rows = await direct`insert into operations (company_id, operation_type_id, status)
-          select ${companyId}, ${typeId}, 'pending' from generate_series(1, ${count}) returning id`
-        const ids = rows.map((r) => r.id as number)
-        await direct`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
-          select ${companyId}, o.id, ${low} + floor(random() * ${ACCOUNTS})::int, 'ARS', s * 12.345678, 'pending'
-          from unnest(${ids}::int[]) o(id), (values (1), (-1)) v(s)`
-        return ids
-      }
+      const accounts = await sharedAccounts(direct, companyId, ACCOUNTS)
+      return (count: number) => twoLegOps(direct, accounts, ACCOUNTS, count)
     }
     const seedEvents = await setup(withEvents.companyId)
     const seedPlain = await setup(plain.companyId)
 
-    let httpErrors = 0
-    const approve = (s: typeof withEvents) => async (id: number) => {
-      const res = await fetch(`${s.base}/api/operations/${id}/approve`, { method: 'POST', headers: { 'x-api-key': s.key } })
-      await res.arrayBuffer()
-      if (res.status !== 200) httpErrors++
-    }
+    const http = { errors: 0 }
+    const approveEvents = httpApprove(withEvents.base, withEvents.key, http)
+    const approvePlain = httpApprove(plain.base, plain.key, http)
+    const drive = (ids: number[], fn: (id: number) => Promise<void>, into = phase()) => driveIds(ids, fn, into, CONCURRENCY, SECONDS_PER_ROUND)
 
-    const scratch: Phase = { done: 0, seconds: 0 }
-    await drive(await seedEvents(WARMUP), approve(withEvents), scratch)
-    await drive(await seedPlain(WARMUP), approve(plain), scratch)
-    httpErrors = 0
-    const eventsPhase: Phase = { done: 0, seconds: 0 }
-    const plainPhase: Phase = { done: 0, seconds: 0 }
+    await drive(await seedEvents(WARMUP), approveEvents)
+    await drive(await seedPlain(WARMUP), approvePlain)
+    http.errors = 0
+    const eventsPhase = phase()
+    const plainPhase = phase()
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? (['events', 'plain'] as const) : (['plain', 'events'] as const)
       for (const mode of order) {
-        if (mode === 'events') await drive(await seedEvents(OPS_PER_ROUND), approve(withEvents), eventsPhase)
-        else await drive(await seedPlain(OPS_PER_ROUND), approve(plain), plainPhase)
+        if (mode === 'events') await drive(await seedEvents(OPS_PER_ROUND), approveEvents, eventsPhase)
+        else await drive(await seedPlain(OPS_PER_ROUND), approvePlain, plainPhase)
       }
     }
-    const rate = (p: Phase) => p.done / p.seconds
 
     // Let the worker catch up before the latency run, so the run measures latency, not a backlog.
     const settle = async () => {
@@ -198,7 +125,7 @@ async function main() {
         const at = started + (i * 1000) / PACED_RATE
         const wait = at - performance.now()
         if (wait > 0) await Bun.sleep(wait)
-        await approve(withEvents)(id)
+        await approveEvents(id)
         sentAt.set(id, performance.now())
       }),
     )
@@ -242,26 +169,21 @@ async function main() {
     const fetchRate = DRAIN / ((performance.now() - plainStart) / 1000)
 
     console.log(`webhooks benchmark: ${CONCURRENCY} concurrent clients, ${ROUNDS} alternating rounds; one endpoint subscribed to operation.approved`)
-    console.log(`  approve with outbox and delivery: ${rate(eventsPhase).toFixed(0)} approvals/s (${eventsPhase.done}); without: ${rate(plainPhase).toFixed(0)} approvals/s (${plainPhase.done}); ${httpErrors} non-200`)
+    console.log(`  approve with outbox and delivery: ${rate(eventsPhase).toFixed(0)} approvals/s (${eventsPhase.done}); without: ${rate(plainPhase).toFixed(0)} approvals/s (${plainPhase.done}); ${http.errors} non-200`)
     console.log(`  paced run: ${paced.length} approvals in ${pacedSeconds.toFixed(1)} s (${(paced.length / pacedSeconds).toFixed(0)}/s of ${PACED_RATE}/s asked)`)
     console.log(`  commit → first delivery at ${PACED_RATE} approvals/s: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)!.toFixed(0)} ms`)
     console.log(`  drain of ${DRAIN} deliveries: ${drainRate.toFixed(0)} deliveries/s; plain fetch loop (8 concurrent): ${fetchRate.toFixed(0)} requests/s`)
-    if (httpErrors) throw new Error('approvals failed under load')
+    if (http.errors) throw new Error('approvals failed under load')
     printFigures([
       figure(`approvals/s over HTTP with events + 1 endpoint (ceiling: same app without the outbox)`, rate(eventsPhase), rate(plainPhase), 'approvals/s', 'ratio >= 0.9'),
       figure(`commit → first delivery p99 at ${PACED_RATE} writes/s asked (from the write's 200)`, percentile(latencies, 99), null, 'ms', '<= 500'),
       figure(`deliveries/s to a local receiver (ceiling: plain fetch loop, 8 concurrent)`, drainRate, fetchRate, 'deliveries/s', '>= 1000'),
     ])
   } finally {
-    for (const s of servers) {
-      s.proc.stdin.end()
-      await Promise.race([s.proc.exited, Bun.sleep(20_000)])
-      if (s.proc.exitCode === null) s.proc.kill()
-    }
+    for (const s of servers) await s.stop(20_000)
     receiver.stop(true)
     await direct.end({ timeout: 5 })
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.end({ timeout: 5 })
+    await db.drop()
   }
 }
 

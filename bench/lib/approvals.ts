@@ -29,15 +29,11 @@ export async function twoLegOps(sql: postgres.Sql, on: LegAccounts, span: number
   return ids
 }
 
-/** `POST /api/operations/{id}/approve` on `base` with `key`; counts the answers other than 200 in `errors`. */
-export function httpApprover(base: string, key: string) {
-  const approver = {
-    errors: 0,
-    approve: async (id: number) => {
-      const res = await fetch(`${base}/api/operations/${id}/approve`, { method: 'POST', headers: { 'x-api-key': key } })
-      await res.arrayBuffer()
-      if (res.status !== 200) approver.errors++
-    },
+/** `POST /api/operations/{id}/approve` on `base` with `key`; answers other than 200 are counted in `tally`. */
+export function httpApprove(base: string, key: string, tally: { errors: number }) {
+  return async (id: number) => {
+    const res = await fetch(`${base}/api/operations/${id}/approve`, { method: 'POST', headers: { 'x-api-key': key } })
+    await res.arrayBuffer()
+    if (res.status !== 200) tally.errors++
   }
-  return approver
 }
