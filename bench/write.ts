@@ -25,21 +25,17 @@
  *   bun bench/write.ts   (env: BENCH_ADMIN_URL, BENCH_WRITE_SIZES=5000,50000, BENCH_SECONDS=5, BENCH_BATCHES=2, BENCH_OTHER_CLIENTS=2000)
  */
 import postgres from 'postgres'
-import { loadConfig } from '../server/config'
-import { createApp } from '../server/app'
-import type { AppContext } from '../server/context'
 import { openDatabase } from '../db/client'
-import { createStore } from '../server/infra/storage'
-import { DomainEvents } from '../server/lib/events'
 import { captureRoute, replay, type Statement } from './lib/capture'
-import { figure, percentile, printFigures, type Figure } from './lib/common'
+import { envNumber, envNumbers, figure, percentile, printFigures, rate, timed, type Figure, type Run } from './lib/common'
+import { createBenchDatabase } from './lib/database'
+import { serveApp, spawnApp, type ServedApp } from './lib/app'
 import { freezeStatistics, newCompany, seedOthers, seedTenant } from './lib/tenants'
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const SIZES = (process.env.BENCH_WRITE_SIZES ?? '5000,50000').split(',').map(Number)
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
-const BATCHES = Number(process.env.BENCH_BATCHES ?? 2)
-const OTHER_CLIENTS = Number(process.env.BENCH_OTHER_CLIENTS ?? 2000)
+const SIZES = envNumbers('BENCH_WRITE_SIZES', '5000,50000')
+const SECONDS = envNumber('BENCH_SECONDS', 5)
+const BATCHES = envNumber('BENCH_BATCHES', 2)
+const OTHER_CLIENTS = envNumber('BENCH_OTHER_CLIENTS', 2000)
 const OTHER_OPERATIONS = 500
 const POOL = 16
 const IN_FLIGHT = 16
@@ -47,72 +43,31 @@ const APPROVERS = 32
 const READERS = 64
 const BATCH = 1000
 /** Pending operations made for each approval phase; more than a phase gets through. */
-const APPROVALS = Number(process.env.BENCH_APPROVALS ?? 6000)
+const APPROVALS = envNumber('BENCH_APPROVALS', 6000)
 
-async function serve(url: string) {
-  const database = await openDatabase({ url, poolMax: POOL })
-  const config = {
-    ...loadConfig({ DATA_DIR: `/tmp/fos-bench-${process.pid}`, SIGNING_SECRET: 'bench-signing-secret-0123456789' }),
-    databaseUrl: url,
-    rateLimit: { perKey: 0, perIp: 0 },
+/** `BATCHES` batches of `BATCH` rows one after another, each input made before its clock starts. */
+async function batches<T>(input: () => T, send: (input: T) => Promise<unknown>): Promise<Run> {
+  const runs: number[] = []
+  for (let i = 0; i < BATCHES; i++) {
+    const made = input()
+    const t0 = performance.now()
+    await send(made)
+    runs.push(performance.now() - t0)
   }
-  const ctx: AppContext = { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log: () => {}, events: new DomainEvents() }
-  const listening = createApp(ctx).listen({ port: 0, idleTimeout: 0 })
-  console.log(JSON.stringify({ port: listening.server!.port }))
-  for await (const _ of Bun.stdin.stream());
-  await listening.stop(true)
-  await database.close()
-  process.exit(0)
+  return { done: BATCH * BATCHES, seconds: runs.reduce((a, b) => a + b, 0) / 1000, latencies: runs.sort((a, b) => a - b) }
 }
-
-interface Run {
-  done: number
-  seconds: number
-  latencies: number[]
-}
-
-/** `workers` loops calling `fn` until `seconds` pass (or `fn` says there is no more work). */
-async function timed(workers: number, seconds: number, fn: () => Promise<boolean | void>): Promise<Run> {
-  const latencies: number[] = []
-  const started = performance.now()
-  const deadline = started + seconds * 1000
-  let stop = false
-  const worker = async () => {
-    while (!stop && performance.now() < deadline) {
-      const t0 = performance.now()
-      if ((await fn()) === false) {
-        stop = true
-        return
-      }
-      latencies.push(performance.now() - t0)
-    }
-  }
-  await Promise.all(Array.from({ length: workers }, worker))
-  return { done: latencies.length, seconds: (performance.now() - started) / 1000, latencies: latencies.sort((a, b) => a - b) }
-}
-
-const rate = (r: Run) => r.done / r.seconds
 
 async function main() {
-  const dbName = `fos_bench_write_${process.pid}`
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
-  const url = new URL(ADMIN_URL)
-  url.pathname = `/${dbName}`
-  await admin.unsafe(`create database ${dbName}`)
-  const database = await openDatabase({ url: url.toString(), poolMax: 2 })
-  const server = Bun.spawn([process.execPath, import.meta.path, '--serve', url.toString()], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' })
-  const owner = postgres(url.toString(), { max: 1, onnotice: () => {} })
-  const direct = postgres(url.toString(), { max: POOL, onnotice: () => {} })
+  const db = await createBenchDatabase('fos_bench_write')
+  const url = db.url
+  const database = await openDatabase({ url, poolMax: 2 })
+  let server: ServedApp | undefined
+  const owner = postgres(url, { max: 1, onnotice: () => {} })
+  const direct = postgres(url, { max: POOL, onnotice: () => {} })
   const figures: Figure[] = []
   try {
-    const reader = server.stdout.getReader()
-    let text = ''
-    while (!text.includes('\n')) {
-      const { value, done } = await reader.read()
-      if (done) throw new Error('server exited before listening')
-      text += new TextDecoder().decode(value)
-    }
-    const base = `http://127.0.0.1:${(JSON.parse(text.split('\n')[0]) as { port: number }).port}`
+    server = await spawnApp(import.meta.path, [url])
+    const { base } = server
 
     const measure = async (state: string, size: number) => {
       const label = `${state}, ${size.toLocaleString('en')} clients`
@@ -188,33 +143,24 @@ async function main() {
         `operations in batches of ${BATCH} (3 transactions each): HTTP vs set-based plain SQL`,
         'operations/s',
         'ratio >= 0.8',
-        async () => {
-          const runs: number[] = []
-          for (let i = 0; i < BATCHES; i++) {
-            const body = { operations: Array.from({ length: BATCH }, operationBody) }
-            const t0 = performance.now()
-            await post('/api/operations/batch', body)
-            runs.push(performance.now() - t0)
-          }
-          return { done: BATCH * BATCHES, seconds: runs.reduce((a, b) => a + b, 0) / 1000, latencies: runs.sort((a, b) => a - b) }
-        },
-        async () => {
-          const runs: number[] = []
-          for (let i = 0; i < BATCHES; i++) {
-            const legs = Array.from({ length: BATCH * 3 }, randomAccount)
-            const t0 = performance.now()
-            await asTenant(async (tx) => {
-              const ops = await tx`insert into operations (company_id, operation_type_id, status)
-                select ${companyId}, ${typeId}, 'pending' from generate_series(1, ${BATCH}) returning id`
-              const ids = ops.map((o) => o.id as number).sort((a, b) => a - b)
-              await tx`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
-                select ${companyId}, u.op, u.account, 'ARS', u.amount, 'pending'
-                from unnest(${ids.flatMap((id) => [id, id, id])}::int[], ${legs}::int[], ${Array.from({ length: BATCH }, () => ['100', '-60', '-40']).flat()}::numeric[]) as u(op, account, amount)`
-            })
-            runs.push(performance.now() - t0)
-          }
-          return { done: BATCH * BATCHES, seconds: runs.reduce((a, b) => a + b, 0) / 1000, latencies: runs.sort((a, b) => a - b) }
-        },
+        () =>
+          batches(
+            () => ({ operations: Array.from({ length: BATCH }, operationBody) }),
+            (body) => post('/api/operations/batch', body),
+          ),
+        () =>
+          batches(
+            () => Array.from({ length: BATCH * 3 }, randomAccount),
+            (legs) =>
+              asTenant(async (tx) => {
+                const ops = await tx`insert into operations (company_id, operation_type_id, status)
+                  select ${companyId}, ${typeId}, 'pending' from generate_series(1, ${BATCH}) returning id`
+                const ids = ops.map((o) => o.id as number).sort((a, b) => a - b)
+                await tx`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
+                  select ${companyId}, u.op, u.account, 'ARS', u.amount, 'pending'
+                  from unnest(${ids.flatMap((id) => [id, id, id])}::int[], ${legs}::int[], ${Array.from({ length: BATCH }, () => ['100', '-60', '-40']).flat()}::numeric[]) as u(op, account, amount)`
+              }),
+          ),
       )
       figures.push(figure(`one batch of ${BATCH} operations over HTTP (median), ${label}`, percentile(httpBatch.latencies, 50), percentile(sqlBatch.latencies, 50), 'ms', '<= 1000'))
 
@@ -226,30 +172,22 @@ async function main() {
           `clients in batches of ${BATCH} (2 accounts each): HTTP vs set-based plain SQL`,
           'clients/s',
           'ratio >= 0.8',
-          async () => {
-            const runs: number[] = []
-            for (let i = 0; i < BATCHES; i++) {
-              const body = { clients: Array.from({ length: BATCH }, (_, j) => ({ name: `Lote ${j}`, type: 1, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] })) }
-              const t0 = performance.now()
-              await post('/api/clients/batch', body)
-              runs.push(performance.now() - t0)
-            }
-            return { done: BATCH * BATCHES, seconds: runs.reduce((a, b) => a + b, 0) / 1000, latencies: runs }
-          },
-          async () => {
-            const runs: number[] = []
-            for (let i = 0; i < BATCHES; i++) {
-              const t0 = performance.now()
-              await asTenant(async (tx) => {
-                const rows = await tx`insert into clients (company_id, name, description, type)
-                  select ${companyId}, 'Lote ' || g, '', 1 from generate_series(1, ${BATCH}) g returning id`
-                await tx`insert into accounts (company_id, client_id, name, currency_name)
-                  select ${companyId}, c, v.cur, v.cur from unnest(${rows.map((r) => r.id as number)}::int[]) c cross join (values ('ARS'), ('USD')) v(cur)`
-              })
-              runs.push(performance.now() - t0)
-            }
-            return { done: BATCH * BATCHES, seconds: runs.reduce((a, b) => a + b, 0) / 1000, latencies: runs }
-          },
+          () =>
+            batches(
+              () => ({ clients: Array.from({ length: BATCH }, (_, j) => ({ name: `Lote ${j}`, type: 1, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] })) }),
+              (body) => post('/api/clients/batch', body),
+            ),
+          () =>
+            batches(
+              () => undefined,
+              () =>
+                asTenant(async (tx) => {
+                  const rows = await tx`insert into clients (company_id, name, description, type)
+                    select ${companyId}, 'Lote ' || g, '', 1 from generate_series(1, ${BATCH}) g returning id`
+                  await tx`insert into accounts (company_id, client_id, name, currency_name)
+                    select ${companyId}, c, v.cur, v.cur from unnest(${rows.map((r) => r.id as number)}::int[]) c cross join (values ('ARS'), ('USD')) v(cur)`
+                }),
+            ),
         )
 
       // Approvals: pending operations of three transactions, made in bulk; each phase takes its own.
@@ -265,7 +203,7 @@ async function main() {
         })
       const [captureId, ...httpIds] = await pendingOps(1 + APPROVALS)
       const sqlIds = await pendingOps(APPROVALS)
-      const approve = await captureRoute(url.toString(), `/api/operations/${captureId}/approve`, key, { method: 'POST' })
+      const approve = await captureRoute(url, `/api/operations/${captureId}/approve`, key, { method: 'POST' })
       const withId = (id: number): Statement[] => approve.map(([text, params]) => [text, params.map((p) => (p === captureId || p === String(captureId) ? (typeof p === 'number' ? id : String(id)) : p))])
       let h = 0
       let s = 0
@@ -278,7 +216,7 @@ async function main() {
       )
 
       const page = '/api/clients?page=2&pageSize=50'
-      const list = await captureRoute(url.toString(), page, key)
+      const list = await captureRoute(url, page, key)
       const [httpList, sqlList] = await pair(
         `GET /api/clients page of 50, ${READERS} in flight: HTTP vs its statements replayed`,
         'req/s',
@@ -307,18 +245,15 @@ async function main() {
     if (bad !== 0) throw new Error('the ledger broke under load')
     printFigures(figures)
   } finally {
-    server.stdin.end()
-    await Promise.race([server.exited, Bun.sleep(10_000)])
-    if (server.exitCode === null) server.kill()
+    await server?.stop()
     await direct.end({ timeout: 5 })
     await owner.end({ timeout: 5 })
     await database.close()
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.end({ timeout: 5 })
+    await db.drop()
   }
 }
 
-if (process.argv[2] === '--serve') await serve(process.argv[3])
+if (process.argv[2] === '--serve') await serveApp(process.argv[3], { poolMax: POOL })
 else {
   await main()
   process.exit(0)
