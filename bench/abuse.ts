@@ -8,27 +8,23 @@
  *
  *   bun bench/abuse.ts     (env: BENCH_ADMIN_URL, BENCH_SECONDS, BENCH_EXPORT_ROWS)
  */
-import postgres from 'postgres'
 import { sql } from 'drizzle-orm'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { openDatabase } from '../db/client'
-import { issueKey } from '../server/access/keys'
-import { figure, freePort, load, percentile, printFigures, ROOT, waitHealthy, type LoadResult } from './lib/common'
+import { envNumber, figure, load, percentile, printFigures, type LoadResult } from './lib/common'
+import { createBenchDatabase } from './lib/database'
+import { startMainServer, type MainServer } from './lib/server'
+import { newCompany } from './lib/tenants'
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
-const EXPORT_ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 100_000)
+const SECONDS = envNumber('BENCH_SECONDS', 10)
+const EXPORT_ROWS = envNumber('BENCH_EXPORT_ROWS', 100_000)
 const EXPORTS = 10
 const LIGHT_CONNECTIONS = 4
 
 async function seed(url: string) {
   const database = await openDatabase({ url, poolMax: 2 })
   const company = async (name: string) => {
-    const [{ id }] = await database.rows<{ id: number }>(sql`insert into companies (name) values (${name}) returning id`)
-    const key = await database.db.transaction((tx) => issueKey(tx, id, null, 'bench'))
-    return { id, key: key.key }
+    const { companyId, key } = await newCompany(database, name)
+    return { id: companyId, key }
   }
   const a = await company('Heavy')
   const b = await company('Light')
@@ -88,24 +84,13 @@ const light = (base: string, key: string) =>
 const summary = (r: LoadResult) => ({ requests: r.requests, p50: r.p50, p99: r.p99, max: r.max, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts })
 
 async function main() {
-  const dbName = `fos_bench_abuse_${process.pid}`
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
-  const url = new URL(ADMIN_URL)
-  url.pathname = `/${dbName}`
-  await admin.unsafe(`create database ${dbName}`)
-  const dataDir = mkdtempSync(join(tmpdir(), 'fos-bench-abuse-'))
-  const port = freePort()
-  const base = `http://127.0.0.1:${port}`
-  const server = Bun.spawn([process.execPath, 'server/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), DATABASE_URL: url.toString(), DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_IP_PER_MINUTE: '0' },
-    stdout: 'ignore',
-    stderr: 'inherit',
-  })
+  const db = await createBenchDatabase('fos_bench_abuse')
+  let server: MainServer | undefined
   try {
-    await waitHealthy(`${base}/health`, performance.now(), 120_000, () => server.exitCode === null)
+    server = await startMainServer({ databaseUrl: db.url, name: 'abuse' })
+    const { base } = server
     const seeded = performance.now()
-    const { a, b, typeId, accountId, clientId } = await seed(url.toString())
+    const { a, b, typeId, accountId, clientId } = await seed(db.url)
     console.log(`seeded ${EXPORT_ROWS} transactions in ${((performance.now() - seeded) / 1000).toFixed(1)} s`)
 
     await light(base, b.key)
@@ -150,11 +135,8 @@ async function main() {
       figure('heavy mixed load: answers other than 2xx (503 overload, 429) of all', heavyResult.non2xx, heavyResult.requests, 'requests', null),
     ])
   } finally {
-    server.kill('SIGTERM')
-    await server.exited
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.end({ timeout: 1 })
-    rmSync(dataDir, { recursive: true, force: true })
+    await server?.stop()
+    await db.drop()
   }
 }
 
