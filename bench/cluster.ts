@@ -17,18 +17,18 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { sql } from 'drizzle-orm'
 import { openDatabase } from '../db/client'
-import { issueKey } from '../server/access/keys'
-import { figure, type Figure, freePort, load, printFigures, ROOT, waitHealthy } from './lib/common'
+import { distinctPorts, envNumber, figure, type Figure, load, printFigures, rate, ROOT, SIGNING_SECRET, timed } from './lib/common'
+import { createBenchDatabase } from './lib/database'
+import { startMainServer } from './lib/server'
+import { newCompany } from './lib/tenants'
+import { twoLegOps } from './lib/approvals'
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
+const SECONDS = envNumber('BENCH_SECONDS', 8)
+const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
 /** Postgres server connections on either side: the single process's pool, PgBouncer's pool for the three. */
 const SERVER_CONNECTIONS = 20
 const ACCOUNTS = 256
-const BUN = process.execPath
 
 interface Target {
   name: string
@@ -38,33 +38,10 @@ interface Target {
 
 const children: Subprocess[] = []
 
-function distinctPorts(n: number): number[] {
-  const ports = new Set<number>()
-  while (ports.size < n) ports.add(freePort())
-  return [...ports]
-}
-
 async function single(name: string, dbUrl: string, env: Record<string, string>): Promise<Target> {
-  const port = freePort()
-  const dataDir = mkdtempSync(join(tmpdir(), 'fos-bench-cluster-'))
-  const proc = Bun.spawn([BUN, 'server/main.ts'], {
-    cwd: ROOT,
-    stdout: 'ignore',
-    stderr: 'inherit',
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: dbUrl, DB_POOL_MAX: String(SERVER_CONNECTIONS), RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_IP_PER_MINUTE: '0', SIGNING_SECRET: 'bench-signing-secret-0123456789', ...env },
-  })
-  children.push(proc)
-  const base = `http://127.0.0.1:${port}`
-  await waitHealthy(`${base}/health`, performance.now(), 120_000, () => proc.exitCode === null)
-  return {
-    name,
-    base,
-    stop: async () => {
-      proc.kill('SIGTERM')
-      await proc.exited
-      rmSync(dataDir, { recursive: true, force: true })
-    },
-  }
+  const server = await startMainServer({ databaseUrl: dbUrl, name: 'cluster', env: { DB_POOL_MAX: String(SERVER_CONNECTIONS), SIGNING_SECRET, ...env } })
+  children.push(server.proc)
+  return { name, base: server.base, stop: server.stop }
 }
 
 async function cluster(dbUrl: string): Promise<Target> {
@@ -120,18 +97,13 @@ async function main() {
       printFigures([])
       return
     }
-  const dbName = `fos_bench_cluster_${process.pid}`
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
-  await admin.unsafe(`create database ${dbName}`)
-  const url = new URL(ADMIN_URL)
-  url.pathname = `/${dbName}`
-  const dbUrl = url.toString()
+  const db = await createBenchDatabase('fos_bench_cluster')
+  const dbUrl = db.url
   const targets: Target[] = []
   try {
     // Migrations, a company, its key and the data set, before any server starts.
     const database = await openDatabase({ url: dbUrl, poolMax: 2 })
-    const [{ id: companyId }] = await database.rows<{ id: number }>(sql`insert into companies (name) values ('Bench') returning id`)
-    const { key } = await database.db.transaction((tx) => issueKey(tx, companyId, null, 'bench'))
+    const { companyId, key } = await newCompany(database, 'Bench')
     await database.close()
     // One session, with triggers off while seeding: the audit trail of bulk test data is not what is measured.
     const direct = postgres(dbUrl, { max: 1, onnotice: () => {} })
@@ -143,15 +115,8 @@ async function main() {
     await direct`insert into accounts (company_id, client_id, name, currency_name)
       select ${companyId}, c.id, cur, cur from clients c, (values ('ARS'), ('USD')) v(cur) where c.company_id = ${companyId}`
     const [{ low, high }] = await direct`select min(id)::int as low, max(id)::int as high from accounts where company_id = ${companyId}`
-    const seedOps = async (count: number, status: 'pending' | 'completed', span: number) => {
-      const rows = await direct`insert into operations (company_id, operation_type_id, status)
-        select ${companyId}, ${typeId}, ${status} from generate_series(1, ${count}) returning id`
-      const ids = rows.map((r) => r.id as number)
-      await direct`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
-        select ${companyId}, o.id, ${low} + floor(random() * ${span})::int, 'ARS', s * 12.345678, ${status}
-        from unnest(${ids}::int[]) o(id), (values (1), (-1)) v(s)`
-      return ids
-    }
+    const legs = { companyId, typeId: typeId as number, low: low as number }
+    const seedOps = (count: number, status: 'pending' | 'completed', span: number) => twoLegOps(direct, legs, span, count, status)
     await seedOps(20_000, 'completed', high - low + 1)
     await direct`update accounts a set balance = coalesce((select sum(amount) from transactions x where x.account_id = a.id and x.status = 'completed'), 0)
       where a.company_id = ${companyId}`
@@ -170,23 +135,16 @@ async function main() {
     const approvals = async (t: Target) => {
       const ids = await seedOps(6000, 'pending', ACCOUNTS)
       let next = 0
-      let done = 0
       let failed = 0
       let firstFailure = ''
-      const started = performance.now()
-      const deadline = started + SECONDS * 1000
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          while (next < ids.length && performance.now() < deadline) {
-            const res = await fetch(`${t.base}/api/operations/${ids[next++]}/approve`, { method: 'POST', headers: { 'x-api-key': key } })
-            const body = await res.text()
-            if (res.status === 200) done++
-            else if (failed++ === 0) firstFailure = `${res.status} ${body.slice(0, 300)}`
-          }
-        }),
-      )
+      const run = await timed(CONCURRENCY, SECONDS, async () => {
+        if (next >= ids.length) return false
+        const res = await fetch(`${t.base}/api/operations/${ids[next++]}/approve`, { method: 'POST', headers: { 'x-api-key': key } })
+        const body = await res.text()
+        if (res.status !== 200 && failed++ === 0) firstFailure = `${res.status} ${body.slice(0, 300)}`
+      })
       if (failed) throw new Error(`${t.name}: ${failed} approvals failed, the first with ${firstFailure}`)
-      return done / ((performance.now() - started) / 1000)
+      return rate(run)
     }
     const reads = async (t: Target) => {
       const requests = Array.from({ length: 20 }, (_, i) => [
@@ -200,9 +158,9 @@ async function main() {
 
     const rates = new Map<string, number[]>()
     const measure = async (what: string, t: Target, fn: (t: Target) => Promise<number>) => {
-      const rate = await fn(t)
-      console.log(`  ${what} ${t.name}: ${rate.toFixed(0)}/s`)
-      rates.set(`${what} ${t.name}`, [...(rates.get(`${what} ${t.name}`) ?? []), rate])
+      const perSecond = await fn(t)
+      console.log(`  ${what} ${t.name}: ${perSecond.toFixed(0)}/s`)
+      rates.set(`${what} ${t.name}`, [...(rates.get(`${what} ${t.name}`) ?? []), perSecond])
     }
     const mean = (k: string) => rates.get(k)!.reduce((a, b) => a + b, 0) / rates.get(k)!.length
     // Warm-up: every process prepares and plans its statements once.
@@ -232,8 +190,7 @@ async function main() {
   } finally {
     for (const t of targets.reverse()) await t.stop().catch(() => {})
     for (const p of children) if (p.exitCode === null) p.kill('SIGKILL')
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.end({ timeout: 5 })
+    await db.drop()
   }
 }
 
