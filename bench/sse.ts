@@ -9,25 +9,23 @@
  *
  *   bun bench/sse.ts        (BENCH_ADMIN_URL, BENCH_CLIENTS="1000,5000", BENCH_CALLS, BENCH_CALL_GAP_MS override)
  */
-import postgres from 'postgres'
 import { SignJWT } from 'jose'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { cpus, loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { cpus, loadavg } from 'node:os'
 import { spawnSync } from 'node:child_process'
-import { figure, freePort, printFigures, sleep, type Figure } from './lib/common'
+import { envNumber, envNumbers, figure, percentile, printFigures, rssMiB, SIGNING_SECRET, sleep, type Figure } from './lib/common'
+import { createBenchDatabase, type BenchDatabase } from './lib/database'
+import { startMainServer } from './lib/server'
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const PHASES = (process.env.BENCH_CLIENTS ?? '1000,5000').split(',').map(Number)
-const CALLS = Number(process.env.BENCH_CALLS ?? 20)
+const PHASES = envNumbers('BENCH_CLIENTS', '1000,5000')
+const CALLS = envNumber('BENCH_CALLS', 20)
 /** Calls are spaced wider than the hub's rebuild gap, so every call is its own snapshot and none may be coalesced away. */
-const CALL_GAP_MS = Number(process.env.BENCH_CALL_GAP_MS ?? 300)
+const CALL_GAP_MS = envNumber('BENCH_CALL_GAP_MS', 300)
 const DELIVERY_TIMEOUT_MS = 5_000
 const CONNECT_BATCH = 250
 const PHASE_DEADLINE_MS = 120_000
 const SECRET = 'bench-superadmin-secret-0123456789'
 const EMAIL = 'bench@fos.test'
-const ROOT = join(import.meta.dir, '..')
 
 // Every client holds a socket in this process and its peer in the server: make sure the descriptor limit allows it.
 const wanted = Math.max(...PHASES) * 2 + 1024
@@ -41,60 +39,29 @@ if (Number.isFinite(limit) && limit < wanted && !process.env.BENCH_RAISED) {
   process.exit(r.status ?? 1)
 }
 
-const dbName = `fos_bench_sse_${process.pid}`
-const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
-const dbUrl = new URL(ADMIN_URL)
-dbUrl.pathname = `/${dbName}`
-
-
 /** User + system CPU time of a process so far, in ms (from /proc/<pid>/stat, clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
-function rssKiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return m ? Number(m[1]) : NaN
-}
+const rssKiB = (pid: number) => rssMiB(pid) * 1024
 
-function percentile(sorted: number[], p: number) {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
-
-async function startServer(port: number, dataDir: string) {
-  const proc = Bun.spawn([process.execPath, 'server/main.ts'], {
-    cwd: ROOT,
+// The rate limits are off: thousands of screens from one loopback address would otherwise trip the per-address one.
+function startServer(databaseUrl: string) {
+  return startMainServer({
+    databaseUrl,
+    name: 'sse',
     env: {
-      ...process.env,
-      DATABASE_URL: dbUrl.toString(),
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       SUPERADMIN_JWT_SECRET: SECRET,
       SUPERADMIN_EMAILS: EMAIL,
-      SIGNING_SECRET: 'bench-signing-secret-0123456789',
-      // Thousands of screens from one loopback address would otherwise trip the per-address limit.
-      RATE_LIMIT_IP_PER_MINUTE: '0',
-      RATE_LIMIT_PER_MINUTE: '0',
+      SIGNING_SECRET,
       // All clients share one token here; the fan-out cost is the same as for one token per screen.
       SSE_MAX_STREAMS_PER_TOKEN: '100000',
     },
     stdout: process.env.BENCH_SERVER_LOG ? Bun.file(process.env.BENCH_SERVER_LOG) : 'ignore',
-    stderr: 'inherit',
+    healthTimeoutMs: 30_000,
   })
-  const base = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${base}/health`)).ok) return { proc, base }
-    } catch {
-      await sleep(100)
-    }
-  }
-  proc.kill()
-  throw new Error('server did not start')
 }
 
 async function api(base: string, method: string, path: string, auth: Record<string, string>, body?: unknown) {
@@ -188,9 +155,9 @@ async function until(check: () => boolean, ms: number) {
   return true
 }
 
-async function phase(n: number, port: number) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'fos-bench-sse-'))
-  const { proc, base } = await startServer(port, dataDir)
+async function phase(n: number, db: BenchDatabase) {
+  const server = await startServer(db.url)
+  const { proc, base, port } = server
   const clients: Client[] = []
   try {
     const { auth, token } = await setupCompany(base, CALLS)
@@ -257,14 +224,12 @@ async function phase(n: number, port: number) {
     }
   } finally {
     for (const c of clients) c.socket?.end()
-    proc.kill()
-    await proc.exited
-    rmSync(dataDir, { recursive: true, force: true })
+    await server.stop()
   }
 }
 
 async function main() {
-  await admin.unsafe(`create database ${dbName}`)
+  const db = await createBenchDatabase('fos_bench_sse')
   const hardStop = setTimeout(() => {
     console.error('bench: phase deadline passed, stopping')
     process.exit(1)
@@ -275,7 +240,7 @@ async function main() {
     console.log(`machine: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`)
     const figures: Figure[] = []
     for (const n of PHASES) {
-      const result = await phase(n, freePort())
+      const result = await phase(n, db)
       console.log(JSON.stringify(result))
       // For bun run bench: every client's delivery against the first client's (notify, rebuild, first write).
       figures.push(
@@ -287,8 +252,7 @@ async function main() {
     printFigures(figures)
   } finally {
     clearTimeout(hardStop)
-    await admin.unsafe(`drop database if exists ${dbName} with (force)`)
-    await admin.end({ timeout: 1 })
+    await db.drop()
   }
 }
 

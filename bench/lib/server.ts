@@ -18,7 +18,7 @@ export interface MainServer {
 export interface MainServerOptions {
   /** Unset: the embedded database in the fresh DATA_DIR. */
   databaseUrl?: string
-  /** Settings beside PORT, DATA_DIR, DATABASE_URL and the rate limits (off unless set here). */
+  /** Settings beside PORT, DATA_DIR, DATABASE_URL, PUBLIC_BASE_URL and the rate limits (off unless set here). */
   env?: Record<string, string>
   /** Names the DATA_DIR, `fos-bench-<name>-…`. */
   name: string
@@ -34,6 +34,7 @@ export async function startMainServer(options: MainServerOptions): Promise<MainS
     PORT: String(port),
     DATA_DIR: dataDir,
     DATABASE_URL: options.databaseUrl,
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     RATE_LIMIT_PER_MINUTE: '0',
     RATE_LIMIT_IP_PER_MINUTE: '0',
     ...options.env,
