@@ -24,13 +24,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureScaleDatabase } from './generate'
 import { captureRoute, replay, type Statement } from './lib/capture'
-import { figure, type Figure, freePort, load, percentile, printFigures, ROOT, rssMiB, round, sleep, waitHealthy, type LoadResult, type LoadSpec } from './lib/common'
+import { envNumber, figure, type Figure, freePort, load, percentile, printFigures, ROOT, rssMiB, round, SIGNING_SECRET, sleep, timed, waitHealthy, type LoadResult, type LoadSpec } from './lib/common'
+import { startMainServer } from './lib/server'
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
-const POOL = Number(process.env.BENCH_POOL ?? 16)
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
-const AUDIT_CONNECTIONS = Number(process.env.BENCH_AUDIT_CONNECTIONS ?? 8)
+const SECONDS = envNumber('BENCH_SECONDS', 10)
+const ROUNDS = envNumber('BENCH_ROUNDS', 2)
+const POOL = envNumber('BENCH_POOL', 16)
+const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 64)
+const AUDIT_CONNECTIONS = envNumber('BENCH_AUDIT_CONNECTIONS', 8)
 const COMPANIES = 10
 /** clients (with server memory), audit, start (cold starts); BENCH_PARTS=audit runs one. */
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'clients,audit,start').split(','))
@@ -68,23 +69,11 @@ async function bare(port: number, payloadFile: string) {
 async function direct(specFile: string) {
   const spec = JSON.parse(readFileSync(specFile, 'utf8')) as DirectSpec
   const sql = postgres(spec.url, { max: spec.pool, onnotice: () => {} })
-  const latencies: number[] = []
   let next = 0
   const run = (statements: Statement[]) => replay(sql, statements)
   for (const v of spec.variants) await run(v)
-  const started = performance.now()
-  const deadline = started + spec.seconds * 1000
-  const worker = async () => {
-    while (performance.now() < deadline) {
-      const t0 = performance.now()
-      await run(spec.variants[next++ % spec.variants.length])
-      latencies.push(performance.now() - t0)
-    }
-  }
-  await Promise.all(Array.from({ length: spec.connections }, worker))
-  const seconds = (performance.now() - started) / 1000
+  const { latencies, seconds } = await timed(spec.connections, spec.seconds, () => run(spec.variants[next++ % spec.variants.length]))
   await sql.end({ timeout: 5 })
-  latencies.sort((a, b) => a - b)
   const out: Omit<LoadResult, 'bytesPerResponse'> = {
     requests: latencies.length,
     seconds,
@@ -138,44 +127,8 @@ const spec = (base: string, variants: Variant[], connections: number, seconds = 
   requests: variants.map((v) => ({ path: v.path, headers: { 'x-api-key': v.key } })),
 })
 
-function serverEnv(port: number, dataDir: string, databaseUrl?: string) {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    SIGNING_SECRET: 'bench-signing-secret-0123456789',
-    DB_POOL_MAX: String(POOL),
-    RATE_LIMIT_PER_MINUTE: '0',
-    RATE_LIMIT_IP_PER_MINUTE: '0',
-    DATABASE_URL: databaseUrl,
-  }
-  if (!databaseUrl) delete env.DATABASE_URL
-  return env
-}
-
-/** Spawns `bun server/main.ts` and waits for /health; returns the process and its cold-start time. */
-async function startServer(databaseUrl?: string) {
-  const port = freePort()
-  const dataDir = mkdtempSync(join(tmpdir(), 'fos-bench-read-'))
-  const t0 = performance.now()
-  const proc = Bun.spawn([process.execPath, 'server/main.ts'], { cwd: ROOT, env: serverEnv(port, dataDir, databaseUrl), stdout: 'ignore', stderr: 'inherit' })
-  try {
-    const coldMs = await waitHealthy(`http://127.0.0.1:${port}/health`, t0, 120_000, () => proc.exitCode === null)
-    return { proc, base: `http://127.0.0.1:${port}`, coldMs, dataDir }
-  } catch (e) {
-    proc.kill()
-    rmSync(dataDir, { recursive: true, force: true })
-    throw e
-  }
-}
-
-async function stop(proc: { kill(sig?: number | NodeJS.Signals): void; exited: Promise<number>; exitCode: number | null }, dataDir?: string) {
-  proc.kill('SIGTERM')
-  await Promise.race([proc.exited, sleep(10_000)])
-  if (proc.exitCode === null) proc.kill('SIGKILL')
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-}
+/** `bun server/main.ts` on the given database (the embedded one when unset); its `coldMs` is the start to /health. */
+const startServer = (databaseUrl?: string) => startMainServer({ databaseUrl, name: 'read', env: { SIGNING_SECRET, DB_POOL_MAX: String(POOL) } })
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
 
@@ -325,11 +278,11 @@ async function main() {
       }
     }
 
-    await stop(server.proc, server.dataDir)
+    await server.stop()
     if (PARTS.has('start')) {
       // Embedded default: a fresh DATA_DIR, so the start includes creating the PGlite database and migrating it.
       const embedded = await startServer()
-      await stop(embedded.proc, embedded.dataDir)
+      await embedded.stop()
       console.log(`read: cold start ${round(server.coldMs, 0)} ms on Postgres, ${round(embedded.coldMs, 0)} ms on PGlite, bare Elysia ${round(bareColdMs, 0)} ms`)
       figures.push(
         figure('cold start to /health, Postgres (migrated) vs bare Elysia', server.coldMs, bareColdMs, 'ms', null),
@@ -338,7 +291,7 @@ async function main() {
     }
     printFigures(figures)
   } finally {
-    if (server.proc.exitCode === null) await stop(server.proc, server.dataDir)
+    if (server.proc.exitCode === null) await server.stop()
     if (bareProc) {
       ;(bareProc.stdin as import('bun').FileSink).end()
       await Promise.race([bareProc.exited, sleep(5000)])
