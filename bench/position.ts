@@ -8,21 +8,17 @@
  *
  *   bun bench/position.ts     (env: BENCH_ADMIN_URL, BENCH_REPEAT)
  */
-import postgres from 'postgres'
 import { sql } from 'drizzle-orm'
 import { computePosition, type CostingMethod, type Trade } from '../server/modules/mesas/costing'
 import { D } from '../server/lib/money'
-import { loadConfig } from '../server/config'
 import { createApp } from '../server/app'
-import type { AppContext } from '../server/context'
 import { openDatabase } from '../db/client'
-import { createStore } from '../server/infra/storage'
-import { issueKey } from '../server/access/keys'
-import { figure, printFigures, type Figure } from './lib/common'
-import { DomainEvents } from '../server/lib/events'
+import { envNumber, figure, printFigures, type Figure } from './lib/common'
+import { benchDatabaseIfAny } from './lib/database'
+import { benchContext } from './lib/app'
+import { newCompany } from './lib/tenants'
 
-const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const REPEAT = Number(process.env.BENCH_REPEAT ?? 7)
+const REPEAT = envNumber('BENCH_REPEAT', 7)
 const SIZES = [10_000, 100_000]
 
 /** Deterministic trades: about 60% buys, amounts with six decimals, rates drifting around 1000. */
@@ -75,27 +71,14 @@ async function pureEngine() {
 }
 
 async function throughHttp() {
-  const probe = postgres(ADMIN_URL, { max: 1, connect_timeout: 3, onnotice: () => {} })
-  try {
-    await probe`select 1`
-  } catch {
+  const db = await benchDatabaseIfAny('fos_bench_position')
+  if (!db) {
     console.log('http: skipped, no Postgres at BENCH_ADMIN_URL')
-    await probe.end({ timeout: 1 })
     return
   }
-  const name = `fos_bench_position_${process.pid}`
-  await probe.unsafe(`create database ${name}`)
-  const url = new URL(ADMIN_URL)
-  url.pathname = `/${name}`
-  const database = await openDatabase({ url: url.toString(), poolMax: 4 })
+  const database = await openDatabase({ url: db.url, poolMax: 4 })
   try {
-    const config = {
-      ...loadConfig({ DATA_DIR: `/tmp/fos-bench-${process.pid}`, SIGNING_SECRET: 'bench-signing-secret-0123456789' }),
-      databaseUrl: url.toString(),
-      rateLimit: { perKey: 0, perIp: 0 },
-    }
-    const ctx: AppContext = { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log: () => {}, events: new DomainEvents() }
-    const app = createApp(ctx)
+    const app = createApp(benchContext(db.url, database))
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await app.handle(
         new Request(`http://bench${path}`, {
@@ -108,8 +91,7 @@ async function throughHttp() {
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
       return json
     }
-    const [{ id: companyId }] = await database.rows<{ id: number }>(sql`insert into companies (name, mesas_enabled) values ('Bench', true) returning id`)
-    const { key } = await database.db.transaction((tx) => issueKey(tx, companyId, null, 'bench'))
+    const { companyId, key } = await newCompany(database, 'Bench', { mesas: true })
     const ms: Record<number, Record<string, number>> = {}
     for (const n of SIZES) {
       const caja = await call('POST', '/api/clients', { name: `Caja ${n}`, type: 0, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] })
@@ -141,8 +123,7 @@ async function throughHttp() {
     for (const method of ['fifo', 'wac']) report(`http GET position ${method}`, Object.fromEntries(SIZES.map((n) => [n, ms[n][method]])))
   } finally {
     await database.close()
-    await probe.unsafe(`drop database if exists ${name} with (force)`)
-    await probe.end({ timeout: 1 })
+    await db.drop()
   }
 }
 
