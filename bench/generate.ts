@@ -23,13 +23,13 @@ import { join } from 'node:path'
 import { openDatabase } from '../db/client'
 import { issueKey } from '../server/access/keys'
 import { companiesToSeal, sealCompany } from '../server/modules/audit/chain'
-import { figure, printFigures } from './lib/common'
+import { envNumber, figure, printFigures, ROOT } from './lib/common'
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 export const SCALE_DB = process.env.BENCH_SCALE_DB ?? 'fos_bench_scale'
-const COMPANIES = Number(process.env.BENCH_COMPANIES ?? 100)
-const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000)
-const OPS = Number(process.env.BENCH_OPS ?? 10_000)
+const COMPANIES = envNumber('BENCH_COMPANIES', 100)
+const CLIENTS = envNumber('BENCH_CLIENTS', 1000)
+const OPS = envNumber('BENCH_OPS', 10_000)
 const PER_BATCH = 5
 const WORKERS = 2
 const EMPLOYEES = 5
@@ -43,7 +43,6 @@ export function scaleUrl(db = SCALE_DB) {
   return url.toString()
 }
 
-const ROOT = join(import.meta.dir, '..')
 function fingerprint() {
   const hash = createHash('sha256')
   const dir = join(ROOT, 'db', 'migrations')

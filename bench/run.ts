@@ -11,10 +11,9 @@
  */
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Figure } from './lib/common'
+import { envNumber, ROOT, type Figure } from './lib/common'
 
-const ROOT = join(import.meta.dir, '..')
-const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MINUTES ?? 30) * 60_000
+const TIMEOUT_MS = envNumber('BENCH_TIMEOUT_MINUTES', 30) * 60_000
 /** Parts of bench/read.ts that can run alone. */
 const READ_PARTS = ['clients', 'audit', 'start']
 /** The data set first, so its time is its own row and not hidden in the first read figures. */
