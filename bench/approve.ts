@@ -7,17 +7,11 @@
  *   bun bench/approve.ts     (env: BENCH_ADMIN_URL, BENCH_CONCURRENCY, BENCH_ROUNDS, BENCH_OPS, BENCH_SECONDS)
  */
 import postgres from 'postgres'
-import { driveIds, envNumber, figure, phase, printFigures, rate } from './lib/common'
+import { alternating, driveIds, figure, phase, printFigures, rate } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { serveApp, spawnApp, type ServedApp } from './lib/app'
-import { httpApprove, sharedAccounts, twoLegOps } from './lib/approvals'
+import { CONCURRENCY, httpApprove, OPS_PER_ROUND, ROUNDS, SECONDS_PER_ROUND, SHARED_ACCOUNTS, sharedAccounts, twoLegOps, WARMUP } from './lib/approvals'
 
-const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
-const ROUNDS = envNumber('BENCH_ROUNDS', 4)
-const OPS_PER_ROUND = envNumber('BENCH_OPS', 1000)
-const SECONDS_PER_ROUND = envNumber('BENCH_SECONDS', 15)
-const ACCOUNTS = 256
-const WARMUP = 200
 
 async function main() {
   const db = await createBenchDatabase('fos_bench')
@@ -27,9 +21,9 @@ async function main() {
   try {
     server = await spawnApp(import.meta.path, [db.url])
     const { companyId } = server
-    const accounts = await sharedAccounts(direct, companyId, ACCOUNTS)
+    const accounts = await sharedAccounts(direct, companyId, SHARED_ACCOUNTS)
     /** Pending two-leg operations over randomly paired shared accounts, inserted in bulk. */
-    const seedOps = (count: number) => twoLegOps(direct, accounts, ACCOUNTS, count)
+    const seedOps = (count: number) => twoLegOps(direct, accounts, SHARED_ACCOUNTS, count)
     const http = { errors: 0 }
     const approve = httpApprove(server.base, server.key, http)
     const drive = (ids: number[], fn: (id: number) => Promise<void>, into = phase()) => driveIds(ids, fn, into, CONCURRENCY, SECONDS_PER_ROUND)
@@ -96,19 +90,16 @@ async function main() {
     http.errors = 0
     const httpPhase = phase()
     const sqlPhase = phase()
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? (['http', 'sql'] as const) : (['sql', 'http'] as const)
-      for (const mode of order) {
-        const ids = await seedOps(OPS_PER_ROUND)
-        if (mode === 'http') await drive(ids, approve, httpPhase)
-        else await drive(ids, viaSql, sqlPhase)
-      }
-    }
+    await alternating(ROUNDS, ['http', 'sql'], async (mode) => {
+      const ids = await seedOps(OPS_PER_ROUND)
+      if (mode === 'http') await drive(ids, approve, httpPhase)
+      else await drive(ids, viaSql, sqlPhase)
+    })
 
     const [{ bad }] = await direct`select count(*)::int as bad from accounts a
       where a.company_id = ${companyId}
         and a.balance <> coalesce((select sum(amount) from transactions x where x.account_id = a.id and x.status = 'completed'), 0)`
-    console.log(`approve benchmark: ${CONCURRENCY} concurrent clients, ${ACCOUNTS} shared accounts, two legs per operation, ${ROUNDS} alternating rounds`)
+    console.log(`approve benchmark: ${CONCURRENCY} concurrent clients, ${SHARED_ACCOUNTS} shared accounts, two legs per operation, ${ROUNDS} alternating rounds`)
     console.log(`  HTTP (POST /api/operations/{id}/approve): ${rate(httpPhase).toFixed(0)} approvals/s (${httpPhase.done} approvals, ${http.errors} non-200)`)
     console.log(`  direct SQL (postgres.js, same transaction): ${rate(sqlPhase).toFixed(0)} approvals/s (${sqlPhase.done} approvals)`)
     console.log(`  ratio HTTP / direct: ${(rate(httpPhase) / rate(sqlPhase)).toFixed(2)} (goal ≥ 0.60)`)

@@ -19,19 +19,13 @@ import { createApp } from '../server/app'
 import { openDatabase } from '../db/client'
 import { sealCompany } from '../server/modules/audit/chain'
 import { startAuditChain, type AuditChainWorker } from '../server/modules/audit/worker'
-import { driveIds, envNumber, figure, phase, printFigures, rate, rssMiB } from './lib/common'
+import { alternating, driveIds, envNumber, figure, phase, printFigures, rate, rssMiB } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { benchContext, serveApp, spawnApp, type ServedApp } from './lib/app'
-import { httpApprove, sharedAccounts, twoLegOps } from './lib/approvals'
+import { CONCURRENCY, httpApprove, OPS_PER_ROUND, ROUNDS, SECONDS_PER_ROUND, SHARED_ACCOUNTS, sharedAccounts, twoLegOps, WARMUP } from './lib/approvals'
 import { newCompany } from './lib/tenants'
 
-const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
-const ROUNDS = envNumber('BENCH_ROUNDS', 4)
-const OPS_PER_ROUND = envNumber('BENCH_OPS', 1000)
-const SECONDS_PER_ROUND = envNumber('BENCH_SECONDS', 15)
 const CHAIN_ROWS = envNumber('BENCH_CHAIN_ROWS', 1_000_000)
-const ACCOUNTS = 256
-const WARMUP = 200
 
 /** The server side: the app as `bun run start` builds it, whose chain sealer the parent turns on and off by stdin. */
 function serve(url: string) {
@@ -61,12 +55,12 @@ async function main() {
   const direct = postgres(url, { max: 4, idle_timeout: 1, onnotice: () => {} })
   const database = await openDatabase({ url, poolMax: 4 })
   try {
-    server = await spawnApp(import.meta.path, [url])
-    const { companyId } = server
-    const accounts = await sharedAccounts(direct, companyId, ACCOUNTS)
-    const seedOps = (count: number) => twoLegOps(direct, accounts, ACCOUNTS, count)
+    const served = (server = await spawnApp(import.meta.path, [url]))
+    const { companyId } = served
+    const accounts = await sharedAccounts(direct, companyId, SHARED_ACCOUNTS)
+    const seedOps = (count: number) => twoLegOps(direct, accounts, SHARED_ACCOUNTS, count)
     const http = { errors: 0 }
-    const approve = httpApprove(server.base, server.key, http)
+    const approve = httpApprove(served.base, served.key, http)
     const drive = (ids: number[], into = phase()) => driveIds(ids, approve, into, CONCURRENCY, SECONDS_PER_ROUND)
     const unsealed = async () => (await direct`select count(*)::int as n from audit_logs where company_id = ${companyId} and seq is null`)[0].n as number
     const auditRows = async () => (await direct`select count(*)::int as n from audit_logs where company_id = ${companyId}`)[0].n as number
@@ -81,28 +75,25 @@ async function main() {
     let backlogSeconds = 0
     let rowsPerApproval = 0
     let lagAtEnd = 0
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)
-      for (const mode of order) {
-        const ids = await seedOps(OPS_PER_ROUND)
-        // The seeding itself writes audit rows: sealed before the round, so each round starts with no backlog.
-        await sealCompany(database.db, companyId)
-        const rowsBefore = await auditRows()
-        await server.command(mode)
-        const into = mode === 'on' ? on : off
-        const before = into.done
-        await drive(ids, into)
-        await server.command('off')
-        const made = (await auditRows()) - rowsBefore
-        rowsPerApproval = made / (into.done - before)
-        if (mode === 'on') lagAtEnd = Math.max(lagAtEnd, await unsealed())
-        else {
-          const t0 = performance.now()
-          backlogRows += await sealCompany(database.db, companyId)
-          backlogSeconds += (performance.now() - t0) / 1000
-        }
+    await alternating(ROUNDS, ['on', 'off'], async (mode) => {
+      const ids = await seedOps(OPS_PER_ROUND)
+      // The seeding itself writes audit rows: sealed before the round, so each round starts with no backlog.
+      await sealCompany(database.db, companyId)
+      const rowsBefore = await auditRows()
+      await served.command(mode)
+      const into = mode === 'on' ? on : off
+      const before = into.done
+      await drive(ids, into)
+      await served.command('off')
+      const made = (await auditRows()) - rowsBefore
+      rowsPerApproval = made / (into.done - before)
+      if (mode === 'on') lagAtEnd = Math.max(lagAtEnd, await unsealed())
+      else {
+        const t0 = performance.now()
+        backlogRows += await sealCompany(database.db, companyId)
+        backlogSeconds += (performance.now() - t0) / 1000
       }
-    }
+    })
     const sealRate = backlogRows / backlogSeconds
     console.log(`approve with the chain sealer on vs off: ${CONCURRENCY} concurrent clients, ${ROUNDS} alternating rounds of up to ${OPS_PER_ROUND} approvals or ${SECONDS_PER_ROUND} s`)
     console.log(`  sealer on:  ${rate(on).toFixed(0)} approvals/s (${on.done}); at most ${lagAtEnd} rows still unsealed when a round ended`)

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureScaleDatabase } from './generate'
 import { captureRoute, replay, type Statement } from './lib/capture'
-import { envNumber, figure, type Figure, freePort, load, percentile, printFigures, ROOT, rssMiB, round, SIGNING_SECRET, sleep, timed, waitHealthy, type LoadResult, type LoadSpec } from './lib/common'
+import { alternating, envNumber, figure, type Figure, freePort, load, percentile, printFigures, ROOT, rssMiB, round, SIGNING_SECRET, sleep, timed, waitHealthy, type LoadResult, type LoadSpec } from './lib/common'
 import { startMainServer } from './lib/server'
 
 const SECONDS = envNumber('BENCH_SECONDS', 10)
@@ -207,7 +207,8 @@ async function main() {
     const bareBase = `http://127.0.0.1:${barePort}`
     await sleep(1000)
     const rssIdle = rssMiB(server.proc.pid)
-    const bareRssIdle = rssMiB(bareProc.pid)
+    const barePid = bareProc.pid
+    const bareRssIdle = rssMiB(barePid)
 
     if (PARTS.has('clients')) {
       // Warm-up: JIT, prepared statements, caches.
@@ -216,21 +217,18 @@ async function main() {
       const runs: Record<'ours' | 'bare' | 'direct', LoadResult[]> = { ours: [], bare: [], direct: [] }
       let rssPeak = 0
       let bareRssPeak = 0
-      for (let r = 0; r < ROUNDS; r++) {
-        const order = r % 2 === 0 ? (['ours', 'bare', 'direct'] as const) : (['direct', 'bare', 'ours'] as const)
-        for (const mode of order) {
-          if (mode === 'direct') runs.direct.push(await runDirect(url, clientVariants, CONNECTIONS))
-          else {
-            const pid = mode === 'ours' ? server.proc.pid : bareProc.pid
-            const [res, peak] = await sampled(pid, () => load(spec(mode === 'ours' ? server.base : bareBase, clientVariants, CONNECTIONS)))
-            runs[mode].push(res)
-            if (mode === 'ours') rssPeak = Math.max(rssPeak, peak)
-            else bareRssPeak = Math.max(bareRssPeak, peak)
-          }
-          const res = runs[mode].at(-1)!
-          console.log(`read: clients round ${r + 1} ${mode}: ${round(res.rps, 0)} req/s, p99 ${round(res.p99)} ms`)
+      await alternating(ROUNDS, ['ours', 'bare', 'direct'], async (mode, r) => {
+        if (mode === 'direct') runs.direct.push(await runDirect(url, clientVariants, CONNECTIONS))
+        else {
+          const pid = mode === 'ours' ? server.proc.pid : barePid
+          const [res, peak] = await sampled(pid, () => load(spec(mode === 'ours' ? server.base : bareBase, clientVariants, CONNECTIONS)))
+          runs[mode].push(res)
+          if (mode === 'ours') rssPeak = Math.max(rssPeak, peak)
+          else bareRssPeak = Math.max(bareRssPeak, peak)
         }
-      }
+        const res = runs[mode].at(-1)!
+        console.log(`read: clients round ${r + 1} ${mode}: ${round(res.rps, 0)} req/s, p99 ${round(res.p99)} ms`)
+      })
       const o = merge(runs.ours)
       const b = merge(runs.bare)
       const d = merge(runs.direct)
@@ -258,15 +256,10 @@ async function main() {
       for (const connections of [1, AUDIT_CONNECTIONS]) {
         const ours: LoadResult[] = []
         const directRuns: LoadResult[] = []
-        for (let r = 0; r < ROUNDS; r++) {
-          if (r % 2 === 0) {
-            ours.push(await load(spec(server.base, auditVariants, connections)))
-            directRuns.push(await runDirect(url, auditVariants, connections))
-          } else {
-            directRuns.push(await runDirect(url, auditVariants, connections))
-            ours.push(await load(spec(server.base, auditVariants, connections)))
-          }
-        }
+        await alternating(ROUNDS, ['ours', 'direct'], async (mode) => {
+          if (mode === 'ours') ours.push(await load(spec(server.base, auditVariants, connections)))
+          else directRuns.push(await runDirect(url, auditVariants, connections))
+        })
         const o = merge(ours)
         const d = merge(directRuns)
         if (o.failed > 0) throw new Error(`audit: ${o.failed} requests failed (non-2xx, errors or timeouts)`)

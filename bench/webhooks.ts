@@ -13,20 +13,14 @@
 import postgres from 'postgres'
 import { DomainEvents, type Listener } from '../server/lib/events'
 import { deliveryWorker } from '../server/modules/webhooks'
-import { driveIds, envNumber, figure, percentile, phase, printFigures, rate } from './lib/common'
+import { alternating, driveIds, figure, percentile, phase, printFigures, rate } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { serveApp, spawnApp, type ServedApp } from './lib/app'
-import { httpApprove, sharedAccounts, twoLegOps } from './lib/approvals'
+import { CONCURRENCY, httpApprove, OPS_PER_ROUND, ROUNDS, SECONDS_PER_ROUND, SHARED_ACCOUNTS, sharedAccounts, twoLegOps, WARMUP } from './lib/approvals'
 
-const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
-const ROUNDS = envNumber('BENCH_ROUNDS', 4)
-const OPS_PER_ROUND = envNumber('BENCH_OPS', 1000)
-const SECONDS_PER_ROUND = envNumber('BENCH_SECONDS', 15)
 const PACED_RATE = 200
 const PACED_SECONDS = 10
 const DRAIN = 5000
-const ACCOUNTS = 256
-const WARMUP = 200
 
 /** The app without the outbox: every listener but the catch-all one is kept (the blotter's still runs). */
 class WithoutOutbox extends DomainEvents {
@@ -80,8 +74,8 @@ async function main() {
     const { id: endpointId } = (await endpoint.json()) as { id: number }
 
     const setup = async (companyId: number) => {
-      const accounts = await sharedAccounts(direct, companyId, ACCOUNTS)
-      return (count: number) => twoLegOps(direct, accounts, ACCOUNTS, count)
+      const accounts = await sharedAccounts(direct, companyId, SHARED_ACCOUNTS)
+      return (count: number) => twoLegOps(direct, accounts, SHARED_ACCOUNTS, count)
     }
     const seedEvents = await setup(withEvents.companyId)
     const seedPlain = await setup(plain.companyId)
@@ -96,13 +90,10 @@ async function main() {
     http.errors = 0
     const eventsPhase = phase()
     const plainPhase = phase()
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? (['events', 'plain'] as const) : (['plain', 'events'] as const)
-      for (const mode of order) {
-        if (mode === 'events') await drive(await seedEvents(OPS_PER_ROUND), approveEvents, eventsPhase)
-        else await drive(await seedPlain(OPS_PER_ROUND), approvePlain, plainPhase)
-      }
-    }
+    await alternating(ROUNDS, ['events', 'plain'], async (mode) => {
+      if (mode === 'events') await drive(await seedEvents(OPS_PER_ROUND), approveEvents, eventsPhase)
+      else await drive(await seedPlain(OPS_PER_ROUND), approvePlain, plainPhase)
+    })
 
     // Let the worker catch up before the latency run, so the run measures latency, not a backlog.
     const settle = async () => {

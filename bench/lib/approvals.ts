@@ -1,5 +1,16 @@
 /** The approval workload several benches share: pending two-leg operations over a company's accounts, approved over HTTP. */
 import type postgres from 'postgres'
+import { envNumber } from './common'
+
+/** The approval benches' settings: workers, alternating rounds, and per round at most so many operations or seconds. */
+export const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
+export const ROUNDS = envNumber('BENCH_ROUNDS', 4)
+export const OPS_PER_ROUND = envNumber('BENCH_OPS', 1000)
+export const SECONDS_PER_ROUND = envNumber('BENCH_SECONDS', 15)
+/** Accounts every operation's legs are drawn from: few enough that concurrent approvals meet on them. */
+export const SHARED_ACCOUNTS = 256
+/** Approvals before the measured rounds: JIT, prepared statements, pools. */
+export const WARMUP = 200
 
 export interface LegAccounts {
   companyId: number

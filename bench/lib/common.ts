@@ -132,6 +132,11 @@ export async function driveIds(ids: number[], fn: (id: number) => Promise<void>,
   into.seconds += run.seconds
 }
 
+/** `rounds` rounds over `modes`, in order on even rounds and reversed on odd ones, so drifting machine load hits each alike. */
+export async function alternating<M extends string>(rounds: number, modes: readonly M[], fn: (mode: M, round: number) => Promise<void>) {
+  for (let round = 0; round < rounds; round++) for (const mode of round % 2 === 0 ? modes : [...modes].reverse()) await fn(mode, round)
+}
+
 export interface LoadResult {
   requests: number
   seconds: number
