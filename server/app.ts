@@ -20,6 +20,7 @@ import { mesasModule } from './modules/mesas'
 import { metricsModule } from './modules/metrics'
 import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
+import { sessionsModule } from './modules/sessions'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -38,6 +39,7 @@ export function createApp(app: AppContext) {
       { response: { 200: t.Object({ status: t.Literal('ok') }) }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
     )
     .use(superadmin(app))
+    .use(sessionsModule(app))
     .use(employeesModule(app))
     .use(clientsModule(app))
     .use(auditModule(app))

@@ -2,8 +2,8 @@ import { Elysia, ValidationError } from 'elysia'
 import { ApiError } from '../lib/errors'
 import { requestId } from './request-log'
 
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8' } })
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } })
 
 function validationDetails(error: ValidationError) {
   try {
@@ -48,7 +48,7 @@ export const errors = (log: (entry: Record<string, unknown>) => void) =>
       if (error instanceof ApiError) {
         const body: Record<string, unknown> = { error: error.message, code: error.code }
         if (error.details !== undefined) body.details = error.details
-        return json(error.status, body)
+        return json(error.status, body, error.headers)
       }
       switch (code) {
         case 'VALIDATION': {

@@ -220,10 +220,14 @@ describe('ventanilla staff routes', () => {
       announceSound: true,
       announceTts: true,
       privacyMode: 'first_last_initial',
+      priorityMode: 'first',
     })
     const put = await t.request('PUT', '/api/ventanilla/settings', { key: c.key, body: { ...SETTINGS, displayName: 'Casa Centro', privacyMode: 'ticket' } })
     expect(put.status).toBe(200)
-    expect(put.body).toEqual({ ...SETTINGS, displayName: 'Casa Centro', privacyMode: 'ticket' })
+    expect(put.body).toEqual({ ...SETTINGS, displayName: 'Casa Centro', privacyMode: 'ticket', priorityMode: 'first' })
+    const off = await t.request('PUT', '/api/ventanilla/settings', { key: c.key, body: { ...SETTINGS, priorityMode: 'off' } })
+    expect(off.body.priorityMode).toBe('off')
+    expect((await t.request('PUT', '/api/ventanilla/settings', { key: c.key, body: { ...SETTINGS, priorityMode: 'later' } })).status).toBe(400)
     expect((await t.request('GET', '/api/ventanilla/settings', { key: c.key })).body.displayName).toBe('Casa Centro')
     const badTz = await t.request('PUT', '/api/ventanilla/settings', { key: c.key, body: { ...SETTINGS, timezone: 'Mars/Olympus' } })
     expect(badTz.status).toBe(400)

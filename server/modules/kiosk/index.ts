@@ -1,43 +1,10 @@
 import { Elysia } from 'elysia'
 import { resolve, sep } from 'node:path'
 import type { AppContext } from '../../context'
+import { appPage, APPS_DIST, notBuilt, pageNotFound as notFound, securityHeaders } from '../../lib/app-pages'
 
-/** Where `bun run kiosk:build` writes the app (vite base `/kiosk/`). */
-export const KIOSK_DIST = resolve(import.meta.dir, '../../../kiosk/dist')
-
-/**
- * The kiosk needs its own scripts and styles, the public snapshot API and stream on this origin, and a logo that
- * may live on any https host; nothing else. Styles set from script (Solid's style bindings) go through the CSSOM,
- * which `style-src 'self'` allows. Web Audio and speech need no media source.
- */
-const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' https: data:",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ')
-
-const securityHeaders = {
-  'content-security-policy': CSP,
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-}
-
-const notBuilt = () =>
-  new Response(
-    JSON.stringify({ error: 'The kiosk app is not built; run `bun run kiosk:build` (the start command does it)', code: 'KIOSK_NOT_BUILT' }),
-    { status: 503, headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '30', ...securityHeaders } },
-  )
-
-const notFound = () =>
-  new Response(JSON.stringify({ error: 'Not found', code: 'NOT_FOUND' }), {
-    status: 404,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...securityHeaders },
-  })
+/** Where `bun run kiosk:build` writes the apps (vite base `/kiosk/`). */
+export const KIOSK_DIST = APPS_DIST
 
 /**
  * `GET /kiosk/{token}`: the waiting-room app for TVs (public; the token is checked by the snapshot API the app
@@ -70,20 +37,5 @@ export const kioskModule = (_app: AppContext, dist = KIOSK_DIST) => {
       },
       { detail: { hide: true } },
     )
-    .get(
-      '/kiosk/:token',
-      async () => {
-        const index = Bun.file(resolve(dist, 'index.html'))
-        if (!(await index.exists())) return notBuilt()
-        return new Response(index, {
-          headers: {
-            'content-type': 'text/html; charset=utf-8',
-            // The page names the current asset hashes, so it must be revalidated after every deploy.
-            'cache-control': 'no-cache',
-            ...securityHeaders,
-          },
-        })
-      },
-      { detail: { hide: true } },
-    )
+    .get('/kiosk/:token', () => appPage(dist, 'index.html'), { detail: { hide: true } })
 }

@@ -1,166 +1,217 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requirePermission } from '../../access/caller'
+import { routePolicy } from '../../access/policy'
+import type { Caller } from '../../access/caller'
+import { appPage, APPS_DIST } from '../../lib/app-pages'
 import { ErrorBody, errors, IdParams } from '../../lib/models'
-import { notFound } from '../../lib/errors'
-import { createOnce, write } from '../../lib/write'
+import { invalid, notFound } from '../../lib/errors'
+import { tenantTx } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
 import { VentanillaModel as M } from './model'
 import {
   buildSnapshot,
   callNext,
+  companyToday,
+  createDispenserToken,
   createService,
   createTicket,
   createToken,
   deleteService,
+  dispenserView,
+  dispenseTicket,
+  DISPENSER_PER_MINUTE,
   finishTicket,
   getSettings,
+  listDispenserTokens,
   listServices,
   listTokens,
   noShowTicket,
   putRates,
   putSettings,
   recallTicket,
-  requireEnabled,
+  resolveDispenser,
   resolveToken,
+  revokeDispenserToken,
   revokeToken,
+  staffQueue,
+  stats,
+  transferTicket,
   updateService,
 } from './service'
 
 const Deleted = t.Object({ deleted: t.Literal(true) })
 const TAG = 'Ventanilla'
-const manage = (summary: string, description?: string) => ({
-  tags: [TAG],
-  summary,
-  description: [description, 'Needs `ventanilla.manage` (a company key has it). Module off → 403 `VENTANILLA_DISABLED`.'].filter(Boolean).join(' '),
-})
-const calling = (summary: string, description?: string) => ({
-  tags: [TAG],
-  summary,
-  description: [description, 'Needs `ventanilla.call` (a company key has it). Module off → 403 `VENTANILLA_DISABLED`.'].filter(Boolean).join(' '),
-})
+const doc = (summary: string, description?: string) => ({ tags: [TAG], summary, ...(description && { description }) })
 
-const CALL_PATHS = /^\/api\/ventanilla\/(tickets|calls)(\/|$)/
+const MANAGE = { module: 'ventanilla', permission: 'ventanilla.manage' } as const
+const CALL = { module: 'ventanilla', permission: 'ventanilla.call' } as const
 
-/** Routes for staff: module flag first, then the permission the path needs, all before the body is validated. */
-const staff = (app: AppContext) =>
-  new Elysia({ prefix: '/api/ventanilla' })
-    .use(auth(app))
-    .derive(async ({ caller, path }) => {
-      await requireEnabled(app.db, caller.companyId)
-      requirePermission(caller, CALL_PATHS.test(path) ? 'ventanilla.call' : 'ventanilla.manage')
-      return {}
+/** Routes for staff: a company key, an employee key or a signed-in employee with the route's permission. */
+const staff = (app: AppContext) => {
+  const hub = ventanillaHub(app)
+  return new Elysia({ prefix: '/api/ventanilla' })
+    .use(routePolicy(app))
+    .get('/settings', ({ caller, tx }) => getSettings(tx, caller), {
+      policy: MANAGE,
+      response: { 200: M.settings },
+      detail: doc('Screen settings', 'Defaults until first saved: no display name, no logo, the company time zone, sound and speech on, `first_last_initial`, priority `first`.'),
     })
-    .get('/settings', ({ caller }) => getSettings(app.db, caller), {
-      response: { 200: M.settings, ...errors(401, 403) },
-      detail: manage('Screen settings', 'Defaults until first saved: no display name, no logo, the company time zone, sound and speech on, `first_last_initial`.'),
-    })
-    .put('/settings', ({ caller, body }) => write(app, caller, (tx) => putSettings(tx, caller, body, app.clock())), {
+    .put('/settings', ({ caller, tx, body }) => putSettings(tx, caller, body, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       body: M.settingsPut,
-      response: { 200: M.settings, ...errors(400, 401, 403) },
-      detail: manage('Replace the screen settings'),
+      response: { 200: M.settings, ...errors(400) },
+      detail: doc('Replace the screen settings', 'An omitted `priorityMode` is `first`.'),
     })
-    .put('/rates', ({ caller, body }) => write(app, caller, (tx) => putRates(tx, caller, body, app.clock())), {
+    .put('/rates', ({ caller, tx, body }) => putRates(tx, caller, body, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       body: M.ratesPut,
-      response: { 200: M.rates, ...errors(400, 401, 403) },
-      detail: manage('Replace the rates board', 'The list replaces the board in its order; `mid` = (buy + sell) / 2, computed exactly.'),
+      response: { 200: M.rates, ...errors(400) },
+      detail: doc('Replace the rates board', 'The list replaces the board in its order; `mid` = (buy + sell) / 2, computed exactly.'),
     })
-    .get('/services', async ({ caller }) => ({ data: await listServices(app.db, caller) }), {
-      response: { 200: t.Object({ data: t.Array(M.service) }), ...errors(401, 403) },
-      detail: manage('List services'),
+    .get('/services', async ({ caller, tx }) => ({ data: await listServices(tx, caller) }), {
+      policy: { module: 'ventanilla', permission: ['ventanilla.manage', 'ventanilla.call'] },
+      response: { 200: t.Object({ data: t.Array(M.service) }) },
+      detail: doc('List services'),
     })
-    .post(
-      '/services',
-      ({ caller, body, headers, set }) =>
-        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/ventanilla/services', fingerprint: body }, set, (tx) =>
-          createService(tx, caller, body, app.clock()),
-        ),
-      {
-        body: M.serviceCreate,
-        response: { 201: M.service, ...errors(400, 401, 403, 409) },
-        detail: manage('Create a service', 'A live service with the same prefix → 409 `PREFIX_TAKEN`.'),
-      },
-    )
-    .patch('/services/:id', ({ caller, params, body }) => write(app, caller, (tx) => updateService(tx, caller, params.id, body, app.clock())), {
+    .post('/services', ({ caller, tx, body }) => createService(tx, caller, body, app.clock()), {
+      policy: { ...MANAGE, idempotent: true },
+      body: M.serviceCreate,
+      response: { 201: M.service, ...errors(400, 409) },
+      detail: doc('Create a service', 'A live service with the same prefix → 409 `PREFIX_TAKEN`.'),
+    })
+    .patch('/services/:id', ({ caller, tx, params, body }) => updateService(tx, caller, params.id, body, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
       body: M.serviceUpdate,
-      response: { 200: M.service, ...errors(400, 401, 403, 404, 409) },
-      detail: manage('Update a service'),
+      response: { 200: M.service, ...errors(400, 404, 409) },
+      detail: doc('Update a service'),
     })
-    .delete('/services/:id', ({ caller, params }) => write(app, caller, (tx) => deleteService(tx, caller, params.id, app.clock())), {
+    .delete('/services/:id', ({ caller, tx, params }) => deleteService(tx, caller, params.id, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
-      response: { 200: Deleted, ...errors(400, 401, 403, 404) },
-      detail: manage('Delete a service (soft)', 'Its waiting tickets are no longer called.'),
+      response: { 200: Deleted, ...errors(400, 404) },
+      detail: doc('Delete a service (soft)', 'Its waiting tickets are no longer called.'),
     })
-    .post(
-      '/tokens',
-      // Not replayable by Idempotency-Key: only the token's digest is stored, so a second answer could not repeat it.
-      async ({ caller, body, set }) => {
-        const issued = await write(app, caller, (tx) => createToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock()))
-        set.status = 201
-        return issued
-      },
-      {
-        body: M.tokenCreate,
-        response: { 201: M.issuedToken, ...errors(400, 401, 403) },
-        detail: manage('Issue a kiosk token', 'The token (at least 128 random bits) is shown only in this answer; only its digest is stored.'),
-      },
-    )
-    .get('/tokens', async ({ caller }) => ({ data: await listTokens(app.db, caller) }), {
-      response: { 200: t.Object({ data: t.Array(M.token) }), ...errors(401, 403) },
-      detail: manage('List live kiosk tokens (without their values)'),
+    // Token issuing is not replayable by Idempotency-Key: only the token's digest is stored, so a second answer could not repeat it.
+    .post('/tokens', ({ caller, tx, body }) => createToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock()), {
+      policy: { ...MANAGE, tx: 'write', status: 201 },
+      body: M.tokenCreate,
+      response: { 201: M.issuedToken, ...errors(400) },
+      detail: doc('Issue a kiosk token', 'The token (at least 128 random bits) is shown only in this answer; only its digest is stored.'),
     })
-    .delete('/tokens/:id', ({ caller, params }) => write(app, caller, (tx) => revokeToken(tx, caller, params.id, app.clock())), {
+    .get('/tokens', async ({ caller, tx }) => ({ data: await listTokens(tx, caller) }), {
+      policy: MANAGE,
+      response: { 200: t.Object({ data: t.Array(M.token) }) },
+      detail: doc('List live kiosk tokens (without their values)'),
+    })
+    .delete('/tokens/:id', ({ caller, tx, params }) => revokeToken(tx, caller, params.id, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
-      response: { 200: Deleted, ...errors(400, 401, 403, 404) },
-      detail: manage('Revoke a kiosk token', 'Its public snapshot answers 404 and its open streams get `event: revoked` and end.'),
+      response: { 200: Deleted, ...errors(400, 404) },
+      detail: doc('Revoke a kiosk token', 'Its public snapshot answers 404 and its open streams get `event: revoked` and end.'),
     })
-    .post(
-      '/tickets',
-      ({ caller, body, headers, set }) =>
-        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/ventanilla/tickets', fingerprint: body }, set, (tx) =>
-          createTicket(tx, caller, body, app.clock()),
-        ),
+    .post('/dispenser-tokens', ({ caller, tx, body }) => createDispenserToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock()), {
+      policy: { ...MANAGE, tx: 'write', status: 201 },
+      body: M.tokenCreate,
+      response: { 201: M.issuedDispenserToken, ...errors(400) },
+      detail: doc(
+        'Issue a dispenser token',
+        'For a ticket dispenser (`dispenser_url`, `/dispenser/{token}`). The token is shown only in this answer; only its digest is stored, so it is not replayable by Idempotency-Key.',
+      ),
+    })
+    .get('/dispenser-tokens', async ({ caller, tx }) => ({ data: await listDispenserTokens(tx, caller) }), {
+      policy: MANAGE,
+      response: { 200: t.Object({ data: t.Array(M.token) }) },
+      detail: doc('List live dispenser tokens (without their values)'),
+    })
+    .delete('/dispenser-tokens/:id', ({ caller, tx, params }) => revokeDispenserToken(tx, caller, params.id, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
+      params: IdParams,
+      response: { 200: Deleted, ...errors(400, 404) },
+      detail: doc('Revoke a dispenser token', 'Its dispenser page and ticket route answer 404 from then on.'),
+    })
+    .get(
+      '/stats',
+      async ({ caller, tx, query }) => {
+        const today = query.from && query.to ? '' : await companyToday(tx, caller, app.clock())
+        const from = query.from ?? today
+        const to = query.to ?? today
+        if (from > to) throw invalid('`from` is after `to`', [{ field: 'from', message: 'must not be after to' }])
+        return { data: await stats(app.database, tx, caller, from, to) }
+      },
       {
-        body: M.ticketCreate,
-        response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
-        detail: calling(
-          'Take a ticket',
-          'Numbered `<prefix>-001`, `-002`, … per service, restarting each day in the screen time zone. Unknown or deleted service → 422 `UNKNOWN_SERVICE`.',
+        policy: { ...MANAGE, tx: 'snapshot' },
+        query: M.statsQuery,
+        response: { 200: M.stats, ...errors(400) },
+        detail: doc(
+          'Waiting-room statistics per day and service',
+          'One row per day (company time zone, the day the tickets were taken) and service that issued tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds. `from`/`to` default to today; `from` after `to` → 400.',
         ),
       },
     )
-    .post(
-      '/calls',
-      ({ caller, body, headers, set }) =>
-        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/ventanilla/calls', fingerprint: body }, set, (tx) =>
-          callNext(app.database, tx, caller, body, app.clock()),
-        ),
-      {
-        body: M.callCreate,
-        response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
-        detail: calling(
-          'Call the next ticket',
-          'Calls the oldest waiting ticket (of `service_id` when given) to `desk` and answers it with status `called`. Nobody waiting → 409 `QUEUE_EMPTY`.',
-        ),
-      },
-    )
-    .post('/tickets/:id/call', ({ caller, params, body }) => write(app, caller, (tx) => recallTicket(tx, caller, params.id, body.desk, app.clock())), {
+    .post('/tickets', ({ caller, tx, body }) => createTicket(tx, caller, body, app.clock()), {
+      policy: { ...CALL, idempotent: true },
+      body: M.ticketCreate,
+      response: { 201: M.ticket, ...errors(400, 409, 422) },
+      detail: doc(
+        'Take a ticket',
+        'Numbered `<prefix>-001`, `-002`, … per service, restarting each day in the screen time zone. Unknown or deleted service → 422 `UNKNOWN_SERVICE`.',
+      ),
+    })
+    .post('/calls', ({ caller, tx, body }) => callNext(app.database, tx, caller, body, app.clock()), {
+      policy: { ...CALL, idempotent: true },
+      body: M.callCreate,
+      response: { 201: M.ticket, ...errors(400, 409, 422) },
+      detail: doc(
+        'Call the next ticket',
+        'Calls the next waiting ticket (of `service_id` when given) to `desk` and answers it with status `called`: with `priorityMode` `first` priority tickets first, each group oldest first. Nobody waiting → 409 `QUEUE_EMPTY`.',
+      ),
+    })
+    .post('/tickets/:id/call', ({ caller, tx, params, body }) => recallTicket(tx, caller, params.id, body.desk, app.clock()), {
+      policy: { ...CALL, tx: 'write' },
       params: IdParams,
       body: M.recall,
-      response: { 200: M.ticket, ...errors(400, 401, 403, 404, 409) },
-      detail: calling('Call a ticket (again)', 'Works on waiting, called and no-show tickets; a finished ticket → 409 `INVALID_TICKET_STATUS`.'),
+      response: { 200: M.ticket, ...errors(400, 404, 409) },
+      detail: doc('Call a ticket (again)', 'Works on waiting, called and no-show tickets; a finished ticket → 409 `INVALID_TICKET_STATUS`.'),
     })
-    .post('/tickets/:id/finish', ({ caller, params }) => write(app, caller, (tx) => finishTicket(tx, caller, params.id, app.clock())), {
+    .post('/tickets/:id/finish', ({ caller, tx, params }) => finishTicket(tx, caller, params.id, app.clock()), {
+      policy: { ...CALL, tx: 'write' },
       params: IdParams,
-      response: { 200: M.ticket, ...errors(400, 401, 403, 404, 409) },
-      detail: calling('Finish a called ticket', 'A ticket that is not `called` → 409 `INVALID_TICKET_STATUS`.'),
+      response: { 200: M.ticket, ...errors(400, 404, 409) },
+      detail: doc('Finish a called ticket', 'A ticket that is not `called` → 409 `INVALID_TICKET_STATUS`.'),
     })
-    .post('/tickets/:id/no-show', ({ caller, params }) => write(app, caller, (tx) => noShowTicket(tx, caller, params.id, app.clock())), {
+    .post('/tickets/:id/no-show', ({ caller, tx, params }) => noShowTicket(tx, caller, params.id, app.clock()), {
+      policy: { ...CALL, tx: 'write' },
       params: IdParams,
-      response: { 200: M.ticket, ...errors(400, 401, 403, 404, 409) },
-      detail: calling('Mark a ticket as no-show', 'From `waiting` or `called`; otherwise 409 `INVALID_TICKET_STATUS`.'),
+      response: { 200: M.ticket, ...errors(400, 404, 409) },
+      detail: doc('Mark a ticket as no-show', 'From `waiting` or `called`; otherwise 409 `INVALID_TICKET_STATUS`.'),
     })
+    .post('/tickets/:id/transfer', ({ caller, tx, params, body }) => transferTicket(tx, caller, params.id, body.service_id, app.clock()), {
+      policy: { ...CALL, tx: 'write' },
+      params: IdParams,
+      body: M.transfer,
+      response: { 200: M.ticket, ...errors(400, 404, 409) },
+      detail: doc(
+        'Transfer a ticket to another service',
+        'The ticket waits in the other service with the same number and the same place in line (`created_at`). A finished or no-show ticket → 409 `TICKET_CLOSED`; an unknown, deleted or other company\'s service → 404 `NOT_FOUND`.',
+      ),
+    })
+    .get('/queue', async ({ caller, tx }) => ({ data: await staffQueue(app.database, caller.companyId, tx) }), {
+      policy: CALL,
+      response: { 200: M.queue },
+      detail: doc('The waiting queue of every service', 'Waiting tickets in the order they will be called, with full customer names (staff only).'),
+    })
+    .get('/events', ({ caller, request }) => eventStream(hub, caller.companyId, 0, request.signal, () => {}, true), {
+      policy: { ...CALL, tx: 'none' },
+      detail: {
+        ...doc(
+          'The waiting queue as server-sent events',
+          '`text/event-stream` of `event: queue` with the body of `GET /api/ventanilla/queue`, at once and within 2 s of every change made through any server process; a `:` comment at least every 20 s; `event: revoked` and the end when the module is switched off. Authenticated by key or session cookie.',
+        ),
+        responses: { 200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+      },
+    })
+}
 
 /** How long a screen refused for too many open streams should wait; its EventSource retries on its own anyway. */
 const STREAM_RETRY_AFTER_S = 10
@@ -177,7 +228,7 @@ const SSE_HEADERS = {
  * on the hub's first snapshot, and that wait is raced against the request's abort signal; a disconnect
  * (abort or cancel, whichever Bun reports first) removes the stream from the hub at once.
  */
-function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, signal: AbortSignal, release: () => void): Response {
+function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, signal: AbortSignal, release: () => void, queue = false): Response {
   let sink: Sink | undefined
   signal.addEventListener('abort', release, { once: true })
   const source = {
@@ -188,6 +239,7 @@ function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, sig
         let waiting = 0
         const s: Sink = {
           tokenId,
+          queue,
           primed: false,
           enqueue(bytes) {
             if (ended) return
@@ -295,4 +347,55 @@ const publicRoutes = (app: AppContext) => {
     )
 }
 
-export const ventanillaModule = (app: AppContext) => new Elysia().use(publicRoutes(app)).use(staff(app))
+/** A company as the public routes act for it: no key, no employee, so the audit trail names nobody. */
+const publicCaller = (companyId: number): Caller => ({ companyId, keyId: 0, employee: null, modules: { mesas: false, ventanilla: true } })
+
+const DispenserParams = t.Object({ token: t.String({ description: 'Dispenser token (opaque)' }) })
+
+/** The ticket dispenser's API: its token is the credential; anything wrong with it is a plain 404. */
+const dispenserRoutes = (app: AppContext) =>
+  new Elysia({ prefix: '/api/public/ventanilla' })
+    .get(
+      '/:token/services',
+      async ({ params, set }) => {
+        const target = await resolveDispenser(app.db, params.token)
+        if (!target) throw notFound('Dispenser')
+        set.headers['cache-control'] = 'no-store'
+        return dispenserView(app.db, target.companyId)
+      },
+      {
+        params: DispenserParams,
+        response: { 200: M.dispenser, 404: ErrorBody },
+        detail: publicDetail('What a dispenser offers', 'No authentication. The services to take a ticket for and whether a priority ticket is offered. 404 for an unknown or revoked dispenser token or when the module is off.'),
+      },
+    )
+    .post(
+      '/:token/tickets',
+      async ({ params, body, set }) => {
+        const target = await resolveDispenser(app.db, params.token)
+        if (!target) throw notFound('Dispenser')
+        const issued = await tenantTx(app, publicCaller(target.companyId), 'write', (tx) => dispenseTicket(tx, target, body, app.clock()))
+        set.status = 201
+        return issued
+      },
+      {
+        params: DispenserParams,
+        body: M.dispenserTicketCreate,
+        response: { 201: M.dispensedTicket, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody },
+        detail: publicDetail(
+          'Take a ticket at a dispenser',
+          `No authentication: the dispenser token is the credential. 404 for an unknown or revoked token or when the module is off; unknown service → 422 \`UNKNOWN_SERVICE\`. More than ${DISPENSER_PER_MINUTE} tickets within a minute from one dispenser (all server processes together) → 429 \`RATE_LIMITED\` with \`Retry-After\`, and nothing is issued.`,
+        ),
+      },
+    )
+
+/** `GET /staff` the counter console and `GET /dispenser/{token}` the ticket dispenser (404 for a token that is not live). */
+const pages = (app: AppContext, dist: string) =>
+  new Elysia()
+    .get('/staff', () => appPage(dist, 'staff.html'), { detail: { hide: true } })
+    .get('/dispenser/:token', async ({ params }) => appPage(dist, 'dispenser.html', (await resolveDispenser(app.db, params.token)) ? 200 : 404), {
+      detail: { hide: true },
+    })
+
+export const ventanillaModule = (app: AppContext, dist = APPS_DIST) =>
+  new Elysia().use(publicRoutes(app)).use(dispenserRoutes(app)).use(staff(app)).use(pages(app, dist))
