@@ -64,6 +64,8 @@ export const ventanillaTickets = pgTable(
     id: serial('id').primaryKey(),
     companyId: integer('company_id').notNull().references(() => companies.id),
     serviceId: integer('service_id').notNull().references(() => ventanillaServices.id),
+    /** The service that numbered it: a transfer changes `service_id` but the number stays where it was taken (null: never moved before this column). */
+    issuedServiceId: integer('issued_service_id').references(() => ventanillaServices.id),
     number: text('number').notNull(),
     seq: integer('seq').notNull(),
     /** The day in the screen's time zone the ticket was taken on; numbering restarts each such day. */
@@ -82,7 +84,7 @@ export const ventanillaTickets = pgTable(
     ...timestamps,
   },
   (t) => [
-    uniqueIndex('ventanilla_tickets_service_day_seq').on(t.serviceId, t.localDate, t.seq),
+    uniqueIndex('ventanilla_tickets_issuer_day_seq').on(sql`coalesce(${t.issuedServiceId}, ${t.serviceId})`, t.localDate, t.seq),
     index('ventanilla_tickets_waiting').on(t.companyId, t.createdAt, t.id).where(sql`${t.status} = 'waiting'`),
     index('ventanilla_tickets_calls').on(t.companyId, t.calledAt).where(sql`${t.calledAt} is not null`),
     index('ventanilla_tickets_company_updated').on(t.companyId, t.updatedAt),

@@ -69,7 +69,7 @@ const staff = (app: AppContext) => {
       detail: doc('Replace the rates board', 'The list replaces the board in its order; `mid` = (buy + sell) / 2, computed exactly.'),
     })
     .get('/services', async ({ caller, tx }) => ({ data: await listServices(tx, caller) }), {
-      policy: { module: 'ventanilla', permission: ['ventanilla.manage', 'ventanilla.call'] },
+      policy: MANAGE,
       response: { 200: t.Object({ data: t.Array(M.service) }) },
       detail: doc('List services'),
     })

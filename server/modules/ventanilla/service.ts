@@ -320,7 +320,7 @@ async function issueTicket(
   const [{ next }] = await tx
     .select({ next: sql<number>`coalesce(max(${ventanillaTickets.seq}), 0)::int + 1` })
     .from(ventanillaTickets)
-    .where(and(eq(ventanillaTickets.serviceId, service.id), eq(ventanillaTickets.localDate, day)))
+    .where(and(sql`coalesce(${ventanillaTickets.issuedServiceId}, ${ventanillaTickets.serviceId}) = ${service.id}`, eq(ventanillaTickets.localDate, day)))
   const seq = Number(next)
   const name = input.customer_name?.trim() ? input.customer_name.trim() : null
   const [row] = await tx
@@ -328,6 +328,7 @@ async function issueTicket(
     .values({
       companyId,
       serviceId: service.id,
+      issuedServiceId: service.id,
       number: `${service.prefix}-${String(seq).padStart(3, '0')}`,
       seq,
       localDate: day,

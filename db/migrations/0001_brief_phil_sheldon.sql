@@ -26,8 +26,10 @@ CREATE TABLE "ventanilla_dispenser_tokens" (
 	"revoked_at" timestamp with time zone
 );
 --> statement-breakpoint
+DROP INDEX "ventanilla_tickets_service_day_seq";--> statement-breakpoint
 ALTER TABLE "employees" ADD COLUMN "password_hash" text;--> statement-breakpoint
 ALTER TABLE "ventanilla_settings" ADD COLUMN "priority_mode" text DEFAULT 'first' NOT NULL;--> statement-breakpoint
+ALTER TABLE "ventanilla_tickets" ADD COLUMN "issued_service_id" integer;--> statement-breakpoint
 ALTER TABLE "ventanilla_tickets" ADD COLUMN "priority" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "ventanilla_tickets" ADD COLUMN "first_called_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "ventanilla_tickets" ADD COLUMN "finished_at" timestamp with time zone;--> statement-breakpoint
@@ -40,4 +42,6 @@ CREATE INDEX "employee_sessions_employee" ON "employee_sessions" USING btree ("e
 CREATE INDEX "sign_in_failures_email" ON "sign_in_failures" USING btree ("email","failed_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "ventanilla_dispenser_tokens_prefix" ON "ventanilla_dispenser_tokens" USING btree ("prefix");--> statement-breakpoint
 CREATE INDEX "ventanilla_dispenser_tokens_company" ON "ventanilla_dispenser_tokens" USING btree ("company_id");--> statement-breakpoint
+ALTER TABLE "ventanilla_tickets" ADD CONSTRAINT "ventanilla_tickets_issued_service_id_ventanilla_services_id_fk" FOREIGN KEY ("issued_service_id") REFERENCES "public"."ventanilla_services"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE UNIQUE INDEX "ventanilla_tickets_issuer_day_seq" ON "ventanilla_tickets" USING btree (coalesce("issued_service_id", "service_id"),"local_date","seq");--> statement-breakpoint
 CREATE INDEX "ventanilla_tickets_dispenser" ON "ventanilla_tickets" USING btree ("dispenser_token_id","created_at") WHERE "ventanilla_tickets"."dispenser_token_id" is not null;
