@@ -6,6 +6,7 @@ import { requestLog } from './plugins/request-log'
 import { rateLimit } from './plugins/rate-limit'
 import { bodyLimit } from './plugins/body-limit'
 import { docs } from './plugins/openapi'
+import { etag } from './plugins/etag'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
@@ -29,7 +30,8 @@ export function createApp(app: AppContext) {
     .use(bodyLimit(app.config.maxJsonBytes))
     .use(errors((entry) => app.log(entry)))
     .use(rateLimit(app.config.rateLimit))
-    .use(docs())
+    .use(docs(app.config.publicBaseUrl))
+    .use(etag())
     .get(
       '/health',
       async () => {

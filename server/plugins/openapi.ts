@@ -9,9 +9,10 @@ const isCoercedString = (b: unknown) =>
   ['integer', 'numeric'].includes((b as { format?: string }).format ?? '')
 
 /**
- * Two fixes to the generated document: OpenAPI 3.1 has no `nullable` (the schemas already say it with a `null`
- * branch), and numbers the framework also accepts as numeric strings appear as "string or number" — documented
- * here as the number they are (in a path or query they travel as text anyway).
+ * Schema-level fixes to the generated document: OpenAPI 3.1 has no `nullable` (the schemas already say it with a
+ * `null` branch); a nullable enum must list `null` among its values or no validator accepts the null it allows;
+ * numbers the framework also accepts as numeric strings appear as "string or number" — documented here as the
+ * number they are (in a path or query they travel as text anyway).
  */
 function tidy(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(tidy)
@@ -26,7 +27,63 @@ function tidy(node: unknown): void {
       Object.assign(schema, numeric, { ...schema, type: numeric.type })
     }
   }
+  if (Array.isArray(schema.enum) && Array.isArray(schema.type) && schema.type.includes('null') && !schema.enum.includes(null))
+    schema.enum = [...schema.enum, null]
   for (const value of Object.values(schema)) tidy(value)
+}
+
+type Json = Record<string, any>
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' }
+const errorResponse = (description: string, headers?: Json) => ({
+  description,
+  ...(headers && { headers }),
+  content: { 'application/json': { schema: ERROR_REF } },
+})
+const header = (description: string, schema: Json = { type: 'integer', minimum: 0 }) => ({ description, schema })
+const RATE_HEADERS = {
+  'RateLimit-Limit': header('Requests allowed per minute to this credential'),
+  'RateLimit-Remaining': header('Requests left in the current window'),
+  'RateLimit-Reset': header('Seconds until the window resets'),
+}
+/** A path id as integrators should type it: an integer (it travels as decimal text in the path). */
+const PATH_ID = { type: 'integer', minimum: 1, maximum: 2147483647, description: 'Positive integer id, 1 to 2147483647 (anything else: 400 INVALID_ID)' }
+const sameAsError = (schema: unknown) =>
+  !!schema && typeof schema === 'object' && (schema as Json).type === 'object' &&
+  JSON.stringify(Object.keys((schema as Json).properties ?? {}).sort()) === '["code","details","error"]'
+
+/**
+ * Operation-level fixes, so the document says what the service does: only JSON request bodies (the routes parse
+ * JSON; the form encodings the generator adds cannot carry their integer fields); error bodies as the named `Error`
+ * schema; 413 on every route with a body and 500 on every route; the rate-limit headers on authenticated answers
+ * and `Retry-After` on 429; path ids as bounded integers; a `servers` entry; and the 3.1.0 version string that
+ * common parsers accept.
+ */
+export function finish(doc: Json, serverUrl: string) {
+  doc.openapi = '3.1.0'
+  doc.servers = [{ url: serverUrl, description: 'This service' }]
+  for (const item of Object.values<Json>(doc.paths ?? {})) {
+    for (const op of Object.values<Json>(item)) {
+      const content = op.requestBody?.content as Json | undefined
+      if (content?.['application/json']) for (const type of Object.keys(content)) if (type !== 'application/json') delete content[type]
+      for (const p of op.parameters ?? []) if (p.in === 'path' && /^(id|[a-z]+Id)$/.test(p.name) && p.schema?.type === 'string' && p.schema.pattern) p.schema = { ...PATH_ID }
+      const responses = (op.responses ??= {}) as Json
+      for (const [status, r] of Object.entries<Json>(responses)) {
+        const json = r?.content?.['application/json']
+        if (/^[45]/.test(status) && json && sameAsError(json.schema)) {
+          json.schema = ERROR_REF
+          if (r.description === 'Every error: a human message and a stable code.') r.description = 'Error: `{ error, code, details? }`'
+        }
+      }
+      const authenticated = !Array.isArray(op.security) || op.security.length > 0
+      if (op.requestBody && !responses['413']) responses['413'] = errorResponse('Body larger than the limit: `PAYLOAD_TOO_LARGE` (uploads: `FILE_TOO_LARGE`)')
+      responses['500'] ??= errorResponse('Unexpected failure: `INTERNAL_ERROR`, logged with the request id; no detail leaves the server')
+      if (responses['429']) responses['429'] = errorResponse('Rate limit reached: `RATE_LIMITED`', { 'Retry-After': header('Seconds to wait before retrying') })
+      if (authenticated)
+        for (const [status, r] of Object.entries<Json>(responses)) if (/^2/.test(status)) r.headers = { ...RATE_HEADERS, ...r.headers }
+    }
+  }
+  tidy(doc)
 }
 
 /**
@@ -79,11 +136,11 @@ const hardened = (csp: string, type: string, extra: Record<string, string> = {})
   ...extra,
 })
 
-export const docs = () =>
+export const docs = (serverUrl: string) =>
   new Elysia({ name: 'docs' })
     .onAfterHandle({ as: 'global' }, ({ route, responseValue, set }) => {
       if (route !== '/openapi.json') return
-      tidy(responseValue)
+      finish(responseValue as Json, serverUrl)
       Object.assign(set.headers, hardened(SPEC_CSP, 'application/json; charset=utf-8'))
     })
     .get('/docs', () => new Response(PAGE, { headers: hardened(DOCS_CSP, 'text/html; charset=utf-8') }), { detail: { hide: true } })

@@ -1,0 +1,51 @@
+import { Elysia } from 'elysia'
+
+const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i
+
+/** A strong validator: the digest of the exact bytes sent, so any change to the answer (a balance included) changes it. */
+const tagOf = (body: string) => `"${new Bun.CryptoHasher('sha1').update(body).digest('base64url')}"`
+
+function matches(header: string | null, tag: string): boolean {
+  if (header === null) return false
+  return header.split(',').some((candidate) => {
+    const c = candidate.trim()
+    return c === '*' || c === tag || c === `W/${tag}`
+  })
+}
+
+/** What the framework would send as JSON: a plain object or array, not a stream, a file or a generator. */
+function jsonValue(value: unknown): value is object {
+  if (value === null || typeof value !== 'object') return false
+  if (value instanceof Blob || value instanceof ReadableStream || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return false
+  return !(Symbol.asyncIterator in value) && !(Symbol.iterator in value && !Array.isArray(value))
+}
+
+/**
+ * `ETag` on every 200 JSON answer of a GET, and 304 with no body when `If-None-Match` holds it: the answer is
+ * serialised once here (instead of by the framework) and its digest compared, so a poller that sends the tag back
+ * gets 304 exactly while nothing in the answer changed. Streams, files and downloads pass through untouched.
+ */
+export const etag = () =>
+  new Elysia({ name: 'etag' }).mapResponse({ as: 'global' }, async ({ request, responseValue, set }) => {
+    if (request.method !== 'GET' || (set.status !== undefined && set.status !== 200)) return
+    let body: string
+    let headers: Headers | undefined
+    if (responseValue instanceof Response) {
+      if (responseValue.status !== 200 || !JSON_TYPE.test(responseValue.headers.get('content-type') ?? '')) return
+      body = await responseValue.text()
+      headers = responseValue.headers
+    } else if (jsonValue(responseValue)) {
+      body = JSON.stringify(responseValue)
+    } else return
+    const tag = tagOf(body)
+    const out = new Headers(headers)
+    for (const [name, value] of Object.entries(set.headers)) if (typeof value === 'string') out.set(name, value)
+    out.set('etag', tag)
+    if (matches(request.headers.get('if-none-match'), tag)) {
+      out.delete('content-type')
+      out.delete('content-length')
+      return new Response(null, { status: 304, headers: out })
+    }
+    if (!out.has('content-type')) out.set('content-type', 'application/json; charset=utf-8')
+    return new Response(body, { status: 200, headers: out })
+  })
