@@ -69,6 +69,8 @@ export function finish(doc: Json, serverUrl: string) {
       for (const p of op.parameters ?? []) if (p.in === 'path' && /^(id|[a-z]+Id)$/.test(p.name) && p.schema?.type === 'string' && p.schema.pattern) p.schema = { ...PATH_ID }
       const responses = (op.responses ??= {}) as Json
       for (const [status, r] of Object.entries<Json>(responses)) {
+        // A body-less answer (204) comes out of the generator as a bare schema where media types belong.
+        if (r?.content && typeof r.content.type === 'string') delete r.content
         const json = r?.content?.['application/json']
         if (/^[45]/.test(status) && json && sameAsError(json.schema)) {
           json.schema = ERROR_REF
@@ -175,6 +177,13 @@ export const docs = (serverUrl: string) =>
         schemas: { Error: JSON.parse(JSON.stringify(ErrorBody)) },
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'fos_session',
+            description:
+              'A signed-in employee (`POST /api/sessions`), acting as that employee. A POST, PUT, PATCH or DELETE made with it needs an `Origin` equal to this service (else 403 `FORBIDDEN`); `x-api-key` wins when both are sent.',
+          },
           bearer: {
             type: 'http',
             scheme: 'bearer',
@@ -182,6 +191,6 @@ export const docs = (serverUrl: string) =>
           },
         },
       },
-      security: [{ apiKey: [] }],
+      security: [{ apiKey: [] }, { session: [] }],
     },
   }))
