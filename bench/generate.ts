@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../db/client'
-import { issueKey } from '../server/modules/superadmin/service'
+import { issueKey } from '../server/access/keys'
 import { figure, printFigures } from './lib/common'
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'

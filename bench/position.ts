@@ -17,7 +17,7 @@ import { createApp } from '../server/app'
 import type { AppContext } from '../server/context'
 import { openDatabase } from '../db/client'
 import { createStore } from '../server/infra/storage'
-import { issueKey } from '../server/modules/superadmin/service'
+import { issueKey } from '../server/access/keys'
 import { figure, printFigures, type Figure } from './lib/common'
 import { DomainEvents } from '../server/lib/events'
 

@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm'
 import { companies } from '../db/schema'
 import type { AppContext } from './context'
 import type { App } from './app'
-import { createCompany, issueKey } from './modules/superadmin/service'
+import { issueKey } from './access/keys'
+import { createCompany } from './modules/superadmin/service'
 
 /**
  * `bun run demo`: on an empty database, a demo exchange house made through the public API itself

@@ -9,3 +9,13 @@ export function localDate(at: Date, timezone: string): string {
 
 /** A timestamp as the API writes it, computed in SQL: ISO 8601 UTC with milliseconds and `Z`, like `Date#toISOString`. */
 export const isoSql = (expr: SQL) => sql`to_char((${expr}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** Whether `tz` is an IANA time zone this runtime knows. */
+export function validTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz })
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,10 +1,11 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requirePermission } from '../../access/caller'
+import { routePolicy } from '../../access/policy'
 import { contentDisposition, isDiskStore } from '../../infra/storage'
 import { forbidden, notFound } from '../../lib/errors'
 import { errors, IdParams } from '../../lib/models'
 import { assertOperationVisible } from '../../lib/scope'
+import { tenantTx } from '../../lib/write'
 import { AttachmentModel } from './model'
 import { deleteAttachment, listAttachments, uploadAttachment } from './service'
 import { readUpload } from './upload'
@@ -52,49 +53,44 @@ export const attachmentsModule = (app: AppContext) =>
     .use(downloads(app))
     .group('/api', (api) =>
       api
-        .use(auth(app))
-        .get(
-          '/operations/:id/attachments',
-          ({ caller, params }) => {
-            requirePermission(caller, 'operations.view')
-            return listAttachments(app, caller, params.id)
-          },
-          {
-            params: IdParams,
-            response: { 200: t.Object({ attachments: t.Array(AttachmentModel.attachment) }), ...errors(400, 401, 403, 404) },
-            detail: { tags, summary: 'List the attachments of an operation, each with a fresh download link valid 3600 s' },
-          },
-        )
+        .use(routePolicy(app))
+        .get('/operations/:id/attachments', ({ caller, tx, params }) => listAttachments(tx, app.store, caller, params.id), {
+          policy: { permission: 'operations.view' },
+          params: IdParams,
+          response: { 200: t.Object({ attachments: t.Array(AttachmentModel.attachment) }) },
+          detail: { tags, summary: 'List the attachments of an operation, each with a fresh download link valid 3600 s' },
+        })
         .post(
           '/operations/:id/attachments',
           async ({ caller, params, request, headers, set }) => {
-            requirePermission(caller, 'attachments.edit')
-            await assertOperationVisible(app.db, caller, params.id)
+            // 404 before the upload is read; the write that records it checks again.
+            await tenantTx(app, caller, 'read', (tx) => assertOperationVisible(tx, caller, params.id))
             const upload = await readUpload(request, app.config.maxUploadBytes)
             return uploadAttachment(app, caller, params.id, upload, headers['idempotency-key'], set)
           },
           {
+            // A streamed multipart body: its fingerprint is known only once read, so the upload claims its own key.
+            policy: { permission: 'attachments.edit', tx: 'none' },
             params: IdParams,
             parse: 'none',
-            response: { 201: AttachmentModel.attachment, ...errors(400, 401, 403, 404, 409, 413, 415) },
+            response: { 201: AttachmentModel.attachment, ...errors(409, 413, 415) },
             detail: {
               tags,
               summary: 'Attach a file to an operation (multipart field `file`)',
               description:
-                'Idempotency-Key: the same key with the same file bytes, name and type within 24 h answers the first upload again.',
+                'Accepts `Idempotency-Key` (1–255 characters): the same key with the same file bytes, name and type within 24 h answers the first upload again; different bytes under the same key are 409 `IDEMPOTENCY_KEY_REUSED`.',
               requestBody: AttachmentModel.uploadBody,
             },
           },
         )
         .delete(
           '/operations/:id/attachments/:attachmentId',
-          ({ caller, params }) => {
-            requirePermission(caller, 'attachments.edit')
-            return deleteAttachment(app, caller, params.id, params.attachmentId)
-          },
+          ({ caller, params }) => deleteAttachment(app, caller, params.id, params.attachmentId),
           {
+            // The stored object goes only after the row's delete commits, so this route runs its own write.
+            policy: { permission: 'attachments.edit', tx: 'none' },
             params: AttachmentModel.params,
-            response: { 200: t.Object({ deleted: t.Literal(true) }), ...errors(400, 401, 403, 404) },
+            response: { 200: t.Object({ deleted: t.Literal(true) }) },
             detail: { tags, summary: 'Delete an attachment and its stored file' },
           },
         ),

@@ -98,9 +98,9 @@ export async function attachmentDtosByOperation(
   return byOperation
 }
 
-export async function listAttachments(app: AppContext, caller: Caller, operationId: number) {
-  await assertOperationVisible(app.db, caller, operationId)
-  return { attachments: await listAttachmentDtos(app.db, app.store, caller.companyId, operationId) }
+export async function listAttachments(db: Executor, store: BlobStore, caller: Caller, operationId: number) {
+  await assertOperationVisible(db, caller, operationId)
+  return { attachments: await listAttachmentDtos(db, store, caller.companyId, operationId) }
 }
 
 async function sha256Of(file: Blob): Promise<string> {

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import type { Database, Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
@@ -126,16 +126,6 @@ export async function listClients(
     db,
   )
   return row.body
-}
-
-/** A reference to a live client of the company inside a new record; 422 `UNKNOWN_CLIENT` naming `field` otherwise. */
-export async function requireLiveClient(db: Executor, companyId: number, id: number, field = 'client_id') {
-  const [client] = await db
-    .select({ id: clients.id, type: clients.type })
-    .from(clients)
-    .where(and(eq(clients.id, id), eq(clients.companyId, companyId), isNull(clients.deletedAt)))
-  if (!client) throw unprocessable('UNKNOWN_CLIENT', 'Unknown client', [{ field, message: `unknown client ${id}` }])
-  return client
 }
 
 async function clientRow(db: Executor, caller: Caller, id: number, lock = false) {

@@ -4,8 +4,8 @@ import type { Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import { invalid, notFound, unprocessable } from '../../lib/errors'
 import { dec, toJson, toMoney } from '../../lib/money'
+import { findAccount, findCostCenter, requireLiveClient } from '../../lib/references'
 import type { CostCenterDto } from './model'
-import { requireLiveClient } from '../clients/service'
 
 type CostCenterRow = typeof costCenters.$inferSelect
 type BudgetRow = typeof costCenterBudgets.$inferSelect
@@ -32,25 +32,6 @@ const costCenterDto = (c: CostCenterRow, budgets: BudgetRow[]): CostCenterDto =>
   updated_at: c.updatedAt.toISOString(),
   budgets: budgets.map(budgetDto),
 })
-
-/** The cost center row of the caller's company, or null. */
-export async function findCostCenter(db: Executor, companyId: number, id: number) {
-  const [row] = await db
-    .select()
-    .from(costCenters)
-    .where(and(eq(costCenters.id, id), eq(costCenters.companyId, companyId)))
-  return row ?? null
-}
-
-/** An account of a live client of the company with that client's type, or null. */
-export async function findAccount(db: Executor, companyId: number, id: number) {
-  const [row] = await db
-    .select({ id: accounts.id, clientId: accounts.clientId, currency: accounts.currencyName, clientType: clients.type })
-    .from(accounts)
-    .innerJoin(clients, eq(clients.id, accounts.clientId))
-    .where(and(eq(accounts.id, id), eq(accounts.companyId, companyId), isNull(clients.deletedAt)))
-  return row ?? null
-}
 
 /**
  * The caja a cost center falls back to: its own client's account in the currency when that client is a
@@ -86,7 +67,7 @@ export async function createCostCenter(
   },
 ) {
   const companyId = caller.companyId
-  const client = await requireLiveClient(tx, companyId, input.client_id)
+  await requireLiveClient(tx, companyId, input.client_id)
 
   let caja: number | null
   if (input.default_internal_account_id != null) {

@@ -1,68 +1,65 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth, requireCompanyKey } from '../../access/caller'
+import { issueKey, KeyModel } from '../../access/keys'
+import { routePolicy } from '../../access/policy'
 import { errors, IdParams } from '../../lib/models'
-import { createOnce, write } from '../../lib/write'
-import { CompanyModel } from '../superadmin/model'
-import { issueKey } from '../superadmin/service'
 import { EmployeeModel } from './model'
 import { createEmployee, deleteEmployee, getEmployee, employeeDto, listEmployees, revokeKey, updateEmployee } from './service'
 
 const Deleted = t.Object({ deleted: t.Literal(true) })
-const detail = (summary: string) => ({ tags: ['Employees and keys'], summary, description: 'Company key only; an employee key gets 403 FORBIDDEN.' })
+const detail = (summary: string) => ({ tags: ['Employees and keys'], summary })
 
 export const employeesModule = (app: AppContext) =>
   new Elysia({ prefix: '/api' })
-    .use(auth(app))
-    .onBeforeHandle(({ caller }) => requireCompanyKey(caller))
-    .post(
-      '/employees',
-      ({ caller, body, headers, set }) =>
-        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/employees', fingerprint: body }, set, (tx) =>
-          createEmployee(tx, caller, body),
-        ),
-      { body: EmployeeModel.create, response: { 201: EmployeeModel.employee, ...errors(400, 401, 403, 409, 422) }, detail: detail('Create an employee') },
-    )
-    .get('/employees', async ({ caller }) => ({ data: await listEmployees(app.db, caller) }), {
-      response: { 200: t.Object({ data: t.Array(EmployeeModel.employee) }), ...errors(401, 403) },
+    .use(routePolicy(app))
+    .post('/employees', ({ caller, tx, body }) => createEmployee(tx, caller, body), {
+      policy: { companyKeyOnly: true, idempotent: true },
+      body: EmployeeModel.create,
+      response: { 201: EmployeeModel.employee, ...errors(400, 409, 422) },
+      detail: detail('Create an employee'),
+    })
+    .get('/employees', async ({ caller, tx }) => ({ data: await listEmployees(tx, caller) }), {
+      policy: { companyKeyOnly: true },
+      response: { 200: t.Object({ data: t.Array(EmployeeModel.employee) }) },
       detail: detail('List employees'),
     })
-    .get('/employees/:id', async ({ caller, params }) => employeeDto(await getEmployee(app.db, caller, params.id)), {
+    .get('/employees/:id', async ({ caller, tx, params }) => employeeDto(await getEmployee(tx, caller, params.id)), {
+      policy: { companyKeyOnly: true },
       params: IdParams,
-      response: { 200: EmployeeModel.employee, ...errors(400, 401, 403, 404) },
+      response: { 200: EmployeeModel.employee },
       detail: detail('Get an employee'),
     })
-    .patch('/employees/:id', ({ caller, params, body }) => write(app, caller, (tx) => updateEmployee(tx, caller, params.id, body)), {
+    .patch('/employees/:id', ({ caller, tx, params, body }) => updateEmployee(tx, caller, params.id, body), {
+      policy: { companyKeyOnly: true, tx: 'write' },
       params: IdParams,
       body: EmployeeModel.update,
-      response: { 200: EmployeeModel.employee, ...errors(400, 401, 403, 404, 409, 422) },
+      response: { 200: EmployeeModel.employee, ...errors(409, 422) },
       detail: detail('Update an employee'),
     })
-    .delete('/employees/:id', ({ caller, params }) => write(app, caller, (tx) => deleteEmployee(tx, caller, params.id)), {
+    .delete('/employees/:id', ({ caller, tx, params }) => deleteEmployee(tx, caller, params.id), {
+      policy: { companyKeyOnly: true, tx: 'write' },
       params: IdParams,
-      response: { 200: Deleted, ...errors(400, 401, 403, 404) },
+      response: { 200: Deleted },
       detail: detail('Delete an employee (soft); its keys stop working'),
     })
     .post(
       '/employees/:id/api-keys',
-      // Not replayable by Idempotency-Key: the secret is never stored, so a second answer could not repeat it.
-      async ({ caller, params, body, set }) => {
-        const key = await write(app, caller, async (tx) => {
-          await getEmployee(tx, caller, params.id)
-          return issueKey(tx, caller.companyId, params.id, body.name)
-        })
-        set.status = 201
-        return key
+      async ({ caller, tx, params, body }) => {
+        await getEmployee(tx, caller, params.id)
+        return issueKey(tx, caller.companyId, params.id, body.name)
       },
       {
+        // Not replayable by Idempotency-Key: the secret is never stored, so a second answer could not repeat it.
+        policy: { companyKeyOnly: true, tx: 'write', status: 201 },
         params: IdParams,
-        body: CompanyModel.keyCreate,
-        response: { 201: CompanyModel.issuedKey, ...errors(400, 401, 403, 404) },
+        body: KeyModel.create,
+        response: { 201: KeyModel.issued },
         detail: detail('Issue an employee API key (the secret is shown only once)'),
       },
     )
-    .delete('/api-keys/:id', ({ caller, params }) => write(app, caller, (tx) => revokeKey(tx, caller, params.id)), {
+    .delete('/api-keys/:id', ({ caller, tx, params }) => revokeKey(tx, caller, params.id), {
+      policy: { companyKeyOnly: true, tx: 'write' },
       params: IdParams,
-      response: { 200: Deleted, ...errors(400, 401, 403, 404) },
+      response: { 200: Deleted },
       detail: detail('Revoke an API key of the company'),
     })

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { AppContext } from '../../context'
-import { auth, requirePermission } from '../../access/caller'
+import { routePolicy } from '../../access/policy'
 import { errors } from '../../lib/models'
 import { mcpServerFor } from './server'
 
@@ -11,7 +11,6 @@ const detail = {
   description: [
     'JSON-RPC 2.0 over the MCP Streamable HTTP transport, stateless: every POST is answered on its own with `application/json` (a notification alone gets 202 with no body).',
     'Since the answer is always JSON, a request without `Accept`, or with `*/*`, `application/*` or `application/json` alone, is served like one accepting `application/json, text/event-stream`; an `Accept` that rules JSON out is 406.',
-    'Auth: `x-api-key` (401 without a valid key); needs `messaging.run` or `messaging.manage` (else 403).',
     '`tools/list` gives the company\'s enabled, live tools (name = slug, input schema from `parameter_schema`);',
     '`tools/call` runs one as `POST /api/messaging/tools/{id}/run` does, with `requested_by` from `_meta.requested_by` or an argument `requested_by`.',
     'The optional `Idempotency-Key` header (or `_meta.idempotency_key` of a call) makes calls replayable. See docs/mcp.md.',
@@ -60,7 +59,7 @@ const JsonRpc = t.Object({}, { additionalProperties: true, description: 'A JSON-
 
 export const mcpModule = (app: AppContext) =>
   new Elysia({ prefix: '/api' })
-    .use(auth(app))
+    .use(routePolicy(app))
     .post(
       '/mcp',
       async ({ caller, request, headers }) => {
@@ -77,9 +76,10 @@ export const mcpModule = (app: AppContext) =>
         }
       },
       {
-        beforeHandle: ({ caller }) => requirePermission(caller, 'messaging.run', 'messaging.manage'),
+        // One endpoint for every JSON-RPC message: tools/list reads and tools/call writes in transactions of their own.
+        policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none' },
         parse: 'none',
-        response: { 200: JsonRpc, ...errors(400, 401, 403, 406, 413, 415) },
+        response: { 200: JsonRpc, ...errors(400, 406, 413, 415) },
         detail,
       },
     )
@@ -92,8 +92,9 @@ export const mcpModule = (app: AppContext) =>
         return { error: 'This MCP endpoint is stateless: send JSON-RPC messages with POST', code: 'METHOD_NOT_ALLOWED' }
       },
       {
-        beforeHandle: ({ caller }) => requirePermission(caller, 'messaging.run', 'messaging.manage'),
-        response: { ...errors(401, 403, 405) },
+        // Answered without the database.
+        policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none' },
+        response: { ...errors(405) },
         detail: { tags: ['MCP'], summary: 'No server-to-client stream: 405', description: 'The endpoint is stateless; there is no standalone SSE stream.' },
       },
     )
@@ -105,8 +106,9 @@ export const mcpModule = (app: AppContext) =>
         return { error: 'This MCP endpoint is stateless: there is no session to end', code: 'METHOD_NOT_ALLOWED' }
       },
       {
-        beforeHandle: ({ caller }) => requirePermission(caller, 'messaging.run', 'messaging.manage'),
-        response: { ...errors(401, 403, 405) },
+        // Answered without the database.
+        policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none' },
+        response: { ...errors(405) },
         detail: { tags: ['MCP'], summary: 'No sessions to end: 405', description: 'The endpoint is stateless; there are no sessions.' },
       },
     )

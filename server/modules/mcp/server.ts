@@ -3,7 +3,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
 import { ApiError } from '../../lib/errors'
-import { createOnce, write } from '../../lib/write'
+import { createOnce, tenantTx, write } from '../../lib/write'
 import type { RunInput, RunResult } from '../messaging/model'
 import { runTool, type ParameterProblem } from '../messaging/run'
 import { companyCurrencies, runnableTools, toolBySlug, toolParameters, type StoredParameter, type ToolRow } from '../messaging/service'
@@ -117,13 +117,16 @@ export function mcpServerFor(app: AppContext, caller: Caller, opts: { idempotenc
   const mcp = new McpServer({ name: 'financial-operations-service', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
 
   mcp.server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const [rows, currencies] = await Promise.all([runnableTools(app.db, caller), companyCurrencies(app.db, caller.companyId)])
+    const [rows, currencies] = await tenantTx(app, caller, 'read', async (tx) => [
+      await runnableTools(tx, caller),
+      await companyCurrencies(tx, caller.companyId),
+    ] as const)
     return { tools: rows.map((r) => mcpTool(r, currencies, opts.idempotencyKey !== undefined)) }
   })
 
   mcp.server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const { name, arguments: args = {}, _meta } = request.params
-    const tool = await toolBySlug(app.db, caller, name)
+    const tool = await tenantTx(app, caller, 'read', (tx) => toolBySlug(tx, caller, name))
     if (!tool) return toolError(null, new ApiError(404, 'NOT_FOUND', `Unknown tool ${name}`))
     const meta = (_meta ?? {}) as Record<string, unknown>
     const { requested_by: argRequester, ...parameters } = args as Record<string, unknown>
@@ -132,6 +135,7 @@ export function mcpServerFor(app: AppContext, caller: Caller, opts: { idempotenc
     const input: RunInput = { parameters, requested_by: who, channel: 'messaging' }
     const key = typeof meta.idempotency_key === 'string' ? meta.idempotency_key : opts.idempotencyKey
     try {
+      // A call is one message inside the JSON-RPC request, so it claims its key in a write of its own.
       const result =
         key === undefined
           ? await write(app, caller, (tx) => runTool(tx, caller, tool.id, input), { channel: 'messaging' })

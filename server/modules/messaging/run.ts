@@ -5,7 +5,7 @@ import type { Caller } from '../../access/caller'
 import { conflict, unprocessable, type ErrorCode } from '../../lib/errors'
 import { dec, isFiniteDecimal, toMoney, type Dec } from '../../lib/money'
 import { createOperation } from '../operations/service'
-import { findAccount, findCostCenter } from '../cost-centers/service'
+import { findAccount, findCostCenter } from '../../lib/references'
 import type { FixedConfigInput, RequestedByDto, RunInput, RunResult } from './model'
 import { companyCurrencies, getToolRow, toolKind, toolParameters, type StoredParameter, type ToolRow } from './service'
 

@@ -10,7 +10,7 @@ import { announce } from '../../lib/events'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
-import { requireLiveClient } from '../clients/service'
+import { requireLiveClient } from '../../lib/references'
 
 export type { CreateOperationInput, OperationDto } from './model'
 

@@ -1,17 +1,21 @@
 import { Elysia } from 'elysia'
 import { sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
+import { issueKey, KeyModel } from '../../access/keys'
+import { bindEvents } from '../../lib/events'
 import { errors, IdParams } from '../../lib/models'
 import { claimOnce, PLATFORM_SCOPE } from '../../lib/write'
 import { CompanyModel } from './model'
 import { notFound } from '../../lib/errors'
-import { createCompany, getCompany, issueKey, superadminVerifier, updateCompany } from './service'
+import { createCompany, getCompany, superadminVerifier, updateCompany } from './service'
 
 /** Platform operators; the per-company module flags change only here. */
 export const superadmin = (app: AppContext) => {
   const verify = superadminVerifier(app.config.superadmin)
+  // Platform transactions run as the owner (a company's own row is not a tenant row) and still announce to listeners.
   const inTx = <T>(email: string, fn: Parameters<typeof app.db.transaction<T>>[0]) =>
     app.db.transaction(async (tx) => {
+      bindEvents(tx, app.events)
       await tx.execute(sql`select set_config('app.actor_email', ${email}, true)`)
       return fn(tx)
     })
@@ -62,8 +66,8 @@ export const superadmin = (app: AppContext) => {
       },
       {
         params: IdParams,
-        body: CompanyModel.keyCreate,
-        response: { 201: CompanyModel.issuedKey, ...errors(400, 401, 404) },
+        body: KeyModel.create,
+        response: { 201: KeyModel.issued, ...errors(400, 401, 404) },
         detail: { ...detail, summary: 'Issue a company API key (the secret is shown only once)' },
       },
     )

@@ -1,5 +1,4 @@
 import { t } from 'elysia'
-import { DateTime } from '../../lib/models'
 
 const timezone = t.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. America/Argentina/Buenos_Aires' })
 
@@ -20,13 +19,5 @@ export const CompanyModel = {
     name: t.String(),
     timezone: t.String(),
     modules: t.Object({ mesas: t.Boolean(), ventanilla: t.Boolean() }),
-  }),
-  keyCreate: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
-  issuedKey: t.Object({
-    id: t.Integer(),
-    name: t.String(),
-    key: t.String({ description: 'The secret key; shown only in this response' }),
-    prefix: t.String(),
-    created_at: DateTime,
   }),
 }

@@ -1,12 +1,11 @@
 import { eq } from 'drizzle-orm'
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose'
-import { apiKeys, companies } from '../../../db/schema'
+import { companies } from '../../../db/schema'
 import type { Executor, Tx } from '../../../db/client'
 import type { Config } from '../../config'
+import { announce } from '../../lib/events'
 import { invalid, notFound, unauthorized } from '../../lib/errors'
-import { newCredential } from '../../lib/secrets'
-import { KEY_KIND } from '../../access/caller'
-import { publish } from '../ventanilla/service'
+import { validTimezone } from '../../lib/time'
 
 type CompanyRow = typeof companies.$inferSelect
 
@@ -16,15 +15,6 @@ export const companyDto = (c: CompanyRow) => ({
   timezone: c.timezone,
   modules: { mesas: c.mesasEnabled, ventanilla: c.ventanillaEnabled },
 })
-
-export function validTimezone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz })
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** Verifies a superadmin bearer token: signature, expiry, and an allow-listed `email` claim. */
 export function superadminVerifier(config: Config['superadmin']) {
@@ -70,8 +60,8 @@ export async function updateCompany(
     .where(eq(companies.id, id))
     .returning()
   if (!row) throw notFound('Company')
-  // Waiting-room screens show the name and time zone and close when the module goes off: tell them now.
-  await publish(tx, id)
+  // Screens showing the company (its name, time zone, modules) follow it by listening.
+  await announce(tx, { type: 'company.updated', companyId: id, object: { kind: 'company', id } })
   return companyDto(row)
 }
 
@@ -79,14 +69,4 @@ export async function getCompany(db: Executor, id: number) {
   const [row] = await db.select().from(companies).where(eq(companies.id, id))
   if (!row) throw notFound('Company')
   return row
-}
-
-/** Issues a key for a company (employeeId null) or an employee; the secret is returned once and kept only as a hash. */
-export async function issueKey(tx: Tx, companyId: number, employeeId: number | null, name: string) {
-  const cred = newCredential(KEY_KIND)
-  const [row] = await tx
-    .insert(apiKeys)
-    .values({ companyId, employeeId, name, prefix: cred.prefix, keyHash: cred.hash })
-    .returning()
-  return { id: row.id, name: row.name, key: cred.value, prefix: cred.prefix, created_at: row.createdAt.toISOString() }
 }

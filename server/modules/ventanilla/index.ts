@@ -26,6 +26,7 @@ import {
   listServices,
   listTokens,
   noShowTicket,
+  publish,
   putRates,
   putSettings,
   recallTicket,
@@ -292,6 +293,7 @@ const publicDetail = (summary: string, description: string) => ({ tags: [TAG], s
 /** No authentication: the unguessable token is the credential. Anything wrong with it is a plain 404. */
 const publicRoutes = (app: AppContext) => {
   const hub = ventanillaHub(app)
+  app.events.on('company.updated', (tx, event) => publish(tx, event.companyId)) // a rename or module switch reaches open screens at commit
   return new Elysia({ prefix: '/api/public/ventanilla' })
     .get(
       '/:token',
