@@ -94,7 +94,7 @@ export async function authenticateSession(db: Db, token: string, now: Date): Pro
     lookup = sessionLookup(db)
     lookups.set(db, lookup)
   }
-  const [row] = await lookup.execute({ hash: sha256(token), now })
+  const [row] = await lookup.execute({ hash: sha256(token), now: now.toISOString() })
   if (!row) throw unauthorized('The session has ended; sign in again')
   return {
     companyId: row.companyId,
