@@ -43,6 +43,9 @@ function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void
   const [password, setPassword] = createSignal('')
   const [error, setError] = createSignal<string | null>(null)
   const [busy, setBusy] = createSignal(false)
+  let emailField: HTMLInputElement | undefined
+  // `autofocus` only works for fields present when the page loads; these are drawn later.
+  onMount(() => emailField?.focus())
   const submit = async (e: Event) => {
     e.preventDefault()
     const companyId = Number(company())
@@ -76,7 +79,7 @@ function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void
         </label>
         <label>
           Correo electrónico
-          <input name="email" type="email" autocomplete="username" value={email()} onInput={(e) => setEmail(e.currentTarget.value)} required autofocus />
+          <input ref={emailField} name="email" type="email" autocomplete="username" value={email()} onInput={(e) => setEmail(e.currentTarget.value)} required />
         </label>
         <label>
           Contraseña
@@ -100,6 +103,8 @@ function Setup(props: { session: Session; services: QueueService[]; onDone: (des
   const saved = load<number[]>(STORE.services, [])
   const [chosen, setChosen] = createSignal<number[]>(saved.filter((id) => props.services.some((s) => s.service_id === id)))
   const [error, setError] = createSignal<string | null>(null)
+  let deskField: HTMLInputElement | undefined
+  onMount(() => deskField?.focus())
   const toggle = (id: number) => setChosen((c) => (c.includes(id) ? c.filter((x) => x !== id) : [...c, id]))
   const submit = (e: Event) => {
     e.preventDefault()
@@ -113,7 +118,7 @@ function Setup(props: { session: Session; services: QueueService[]; onDone: (des
         <h1>Hola, {props.session.employee.name}</h1>
         <label>
           Puesto (se recuerda en esta computadora)
-          <input name="desk" maxlength="40" value={desk()} onInput={(e) => setDesk(e.currentTarget.value)} placeholder="Caja 2" autofocus />
+          <input ref={deskField} name="desk" maxlength="40" value={desk()} onInput={(e) => setDesk(e.currentTarget.value)} placeholder="Caja 2" />
         </label>
         <fieldset>
           <legend>Servicios que atiende</legend>
