@@ -243,7 +243,7 @@ describe('dispensers', () => {
     const d = await dispenser(c)
     const view = await t.request('GET', `/api/public/ventanilla/${d.token}/services`)
     expect(view.status).toBe(200)
-    expect(view.body).toEqual({ companyName: c.name, priority: true, services: [{ id: a, name: 'Cambio', prefix: 'A' }, { id: b, name: 'Pagos', prefix: 'B' }] })
+    expect(view.body).toEqual({ companyName: c.name, timezone: 'America/Argentina/Buenos_Aires', priority: true, services: [{ id: a, name: 'Cambio', prefix: 'A' }, { id: b, name: 'Pagos', prefix: 'B' }] })
     expect(await dispense(d.token, { service_id: a })).toMatchObject({ status: 201, body: { number: 'A-001', service: 'Cambio', priority: false, waiting_ahead: 0 } })
     expect((await dispense(d.token, { service_id: a })).body).toEqual({ number: 'A-002', service: 'Cambio', priority: false, waiting_ahead: 1 })
     // A priority ticket goes before the ordinary ones, and they now have one more ahead of them.

@@ -2,6 +2,7 @@ import { createSignal, For, Match, onCleanup, onMount, Show, Switch } from 'soli
 
 interface View {
   companyName: string
+  timezone: string
   priority: boolean
   services: { id: number; name: string; prefix: string }[]
 }
@@ -30,8 +31,15 @@ export function tokenFromPath(pathname: string): string | null {
 export const aheadText = (n: number) =>
   n === 0 ? 'No hay personas antes que usted' : n === 1 ? '1 persona antes que usted' : `${n} personas antes que usted`
 
-const printedAt = () =>
-  new Intl.DateTimeFormat('es-AR', { day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date())
+/** When the ticket was taken, on the branch's clocks (a tablet's own zone may be anything). */
+function printedAt(timeZone: string | undefined) {
+  const options: Intl.DateTimeFormatOptions = { day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }
+  try {
+    return new Intl.DateTimeFormat('es-AR', { ...options, timeZone }).format(new Date())
+  } catch {
+    return new Intl.DateTimeFormat('es-AR', options).format(new Date())
+  }
+}
 
 function Message(props: { title: string; text: string }) {
   return (
@@ -97,7 +105,7 @@ function Machine(props: { token: string }) {
         return setError('Ese servicio ya no está disponible.')
       }
       if (!res.ok) return setError('No se pudo entregar el número. Intente de nuevo o consulte en la ventanilla.')
-      setIssued({ ...((await res.json()) as Issued), at: printedAt() })
+      setIssued({ ...((await res.json()) as Issued), at: printedAt(view()?.timezone) })
       if (print) setTimeout(() => window.print(), 50)
       clearTimeout(back)
       back = setTimeout(reset, SHOW_MS)

@@ -150,6 +150,7 @@ export const VentanillaModel = {
   }),
   dispenser: t.Object({
     companyName: t.String(),
+    timezone: t.String({ description: 'The screen time zone, for the time printed on the ticket' }),
     priority: t.Boolean({ description: 'Whether to offer a priority ticket (`priorityMode` is `first`)' }),
     services: t.Array(t.Object({ id: t.Integer(), name: t.String(), prefix: t.String() })),
   }),

@@ -690,7 +690,7 @@ export async function dispenserView(tx: Executor, companyId: number) {
       .orderBy(asc(ventanillaServices.id)),
   ])
   const dto = settingsDto(settings, c.timezone)
-  return { companyName: dto.displayName ?? c.name, priority: dto.priorityMode === 'first', services }
+  return { companyName: dto.displayName ?? c.name, timezone: dto.timezone, priority: dto.priorityMode === 'first', services }
 }
 
 /**
