@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { and, count, eq, gt, isNull, lt, sql } from 'drizzle-orm'
 import { companies, employees, employeeSessions, signInFailures } from '../../db/schema'
-import type { Db, Executor } from '../../db/client'
+import type { Database, Db, Executor } from '../../db/client'
 import { forbidden, rateLimited, unauthorized } from '../lib/errors'
 import { sha256 } from '../lib/secrets'
 import { tenantTx } from '../lib/write'
@@ -178,3 +178,25 @@ export function sessionCookie(token: string, publicBaseUrl: string, maxAgeS = SE
 }
 
 export const clearedCookie = (publicBaseUrl: string) => sessionCookie('', publicBaseUrl, 0)
+
+const idList = (ids: number[]) => `{${ids.map(Number).join(',')}}`
+
+/**
+ * Of some sessions and API keys, those that still authenticate (not revoked or expired, employee not deleted): a
+ * long-lived stream opened with one of them asks this now and then, so it ends soon after its credential does.
+ */
+export async function liveCredentials(database: Database, sessionIds: number[], keyIds: number[], now: Date) {
+  const sessions = sessionIds.length
+    ? await database.rows<{ id: number }>(
+        sql`select s.id from employee_sessions s join employees e on e.id = s.employee_id
+            where s.id = any(${idList(sessionIds)}::int[]) and s.revoked_at is null and s.expires_at > ${now.toISOString()}::timestamptz and e.deleted_at is null`,
+      )
+    : []
+  const keys = keyIds.length
+    ? await database.rows<{ id: number }>(
+        sql`select k.id from api_keys k left join employees e on e.id = k.employee_id
+            where k.id = any(${idList(keyIds)}::int[]) and k.revoked_at is null and e.deleted_at is null`,
+      )
+    : []
+  return { sessions: new Set(sessions.map((r) => Number(r.id))), keys: new Set(keys.map((r) => Number(r.id))) }
+}

@@ -160,6 +160,33 @@ describe('staff queue', () => {
     expect((await t.request('GET', '/api/ventanilla/events', { key: (await c.employee(['ventanilla.manage'])).key })).status).toBe(403)
     expect((await t.request('GET', '/api/ventanilla/events')).status).toBe(401)
   })
+
+  test('a staff stream ends soon after its session is signed out or its key revoked', async () => {
+    const { c } = await branch()
+    const clerk = await c.employee(['ventanilla.call'])
+    await t.request('PATCH', `/api/employees/${clerk.id}`, { key: c.key, body: { password: 'contraseña de prueba' } })
+    const signed = await t.request('POST', '/api/sessions', { body: { company_id: c.id, email: clerk.email, password: 'contraseña de prueba' } })
+    const cookie = `fos_session=${/fos_session=([^;]*)/.exec(signed.headers.get('set-cookie')!)![1]}`
+    const open = (headers: Record<string, string>) => openStream((r) => t.app.handle(r), 'http://fos.test/api/ventanilla/events', headers)
+    const bySession = await open({ cookie })
+    const byKey = await open({ 'x-api-key': clerk.key })
+    const other = await open({ 'x-api-key': c.key })
+    try {
+      for (const s of [bySession, byKey, other]) await s.next((e) => e.event === 'queue')
+      await t.request('DELETE', '/api/sessions/current', { headers: { cookie, origin: 'http://fos.test' } })
+      await bySession.next((e) => e.event === 'revoked')
+      expect(await bySession.readUntil(() => bySession.done)).toBe(true)
+      const keys = await t.ctx.database.rows<{ id: number }>(sql`select id from api_keys where employee_id = ${clerk.id}`)
+      await t.request('DELETE', `/api/api-keys/${keys[0].id}`, { key: c.key })
+      await byKey.next((e) => e.event === 'revoked')
+      // The company key's stream goes on.
+      await take(c, (await queue(c)).body.data[0].service_id)
+      await other.next((e) => e.event === 'queue' && JSON.parse(e.data).data[0].waiting.length === 1)
+      expect(other.done).toBe(false)
+    } finally {
+      for (const s of [bySession, byKey, other]) s.abort()
+    }
+  })
 })
 
 describe('stats', () => {

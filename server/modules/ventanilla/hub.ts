@@ -4,6 +4,7 @@ import { companies, ventanillaSettings } from '../../../db/schema'
 import type { AppContext } from '../../context'
 import { buildSnapshot, channelOf, liveQueue, liveTokenIds } from './service'
 import { localDate } from '../../lib/time'
+import { liveCredentials } from '../../access/sessions'
 
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(':\n\n')
@@ -25,6 +26,8 @@ export interface Sink {
   tokenId: number
   /** A staff stream: gets `event: queue` frames instead of snapshots. */
   queue?: boolean
+  /** What a staff stream was opened with; it ends soon after that session or key stops authenticating. */
+  credential?: { session?: number; key?: number }
   /** Whether this stream has been sent a snapshot yet. */
   primed: boolean
   enqueue(bytes: Uint8Array): void
@@ -295,11 +298,24 @@ export class VentanillaHub {
   private async beat() {
     for (const feed of this.feeds.values()) for (const sink of feed.sinks) this.send(feed, sink, HEARTBEAT)
     try {
-      const asked = new Set([...this.feeds.values()].flatMap((f) => [...f.sinks].filter((s) => !s.queue).map((s) => s.tokenId)))
-      const live = await liveTokenIds(this.app.database, [...asked])
+      const sinks = [...this.feeds.values()].flatMap((f) => [...f.sinks])
+      const asked = new Set(sinks.filter((s) => !s.queue).map((s) => s.tokenId))
+      const sessions = sinks.flatMap((s) => (s.credential?.session ? [s.credential.session] : []))
+      const keys = sinks.flatMap((s) => (s.credential?.key ? [s.credential.key] : []))
+      const [live, credentials] = await Promise.all([
+        liveTokenIds(this.app.database, [...asked]),
+        liveCredentials(this.app.database, sessions, keys, this.app.clock()),
+      ])
+      const checked = new Set(sinks)
       for (const feed of [...this.feeds.values()]) {
         // Streams that arrived during the query were checked when they opened.
-        for (const sink of [...feed.sinks]) if (!sink.queue && asked.has(sink.tokenId) && !live.has(sink.tokenId)) this.revoke(feed, sink)
+        for (const sink of [...feed.sinks]) {
+          if (!checked.has(sink)) continue
+          const dead = sink.queue
+            ? (sink.credential?.session && !credentials.sessions.has(sink.credential.session)) || (sink.credential?.key && !credentials.keys.has(sink.credential.key))
+            : asked.has(sink.tokenId) && !live.has(sink.tokenId)
+          if (dead) this.revoke(feed, sink)
+        }
         if (this.feeds.get(feed.companyId) === feed) this.schedule(feed)
       }
     } catch (e) {

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
 import type { Caller } from '../../access/caller'
+import { isSession } from '../../access/sessions'
 import { appPage, APPS_DIST } from '../../lib/app-pages'
 import { ErrorBody, errors, IdParams } from '../../lib/models'
 import { invalid, notFound } from '../../lib/errors'
@@ -202,16 +203,21 @@ const staff = (app: AppContext) => {
       response: { 200: M.queue },
       detail: doc('The waiting queue of every service', 'Waiting tickets in the order they will be called, with full customer names (staff only).'),
     })
-    .get('/events', ({ caller, request }) => eventStream(hub, caller.companyId, 0, request.signal, () => {}, true), {
+    .get(
+      '/events',
+      ({ caller, request }) =>
+        eventStream(hub, caller.companyId, 0, request.signal, () => {}, { credential: isSession(caller) ? { session: caller.session.id } : { key: caller.keyId } }),
+      {
       policy: { ...CALL, tx: 'none' },
       detail: {
         ...doc(
           'The waiting queue as server-sent events',
-          '`text/event-stream` of `event: queue` with the body of `GET /api/ventanilla/queue`, at once and within 2 s of every change made through any server process; a `:` comment at least every 20 s; `event: revoked` and the end when the module is switched off. Authenticated by key or session cookie.',
+          '`text/event-stream` of `event: queue` with the body of `GET /api/ventanilla/queue`, at once and within 2 s of every change made through any server process; a `:` comment at least every 20 s; `event: revoked` and the end when the module is switched off or, within a heartbeat (15 s), once the session or key it was opened with is signed out, revoked or expired. Authenticated by key or session cookie.',
         ),
         responses: { 200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
       },
-    })
+      },
+    )
 }
 
 /** How long a screen refused for too many open streams should wait; its EventSource retries on its own anyway. */
@@ -229,7 +235,14 @@ const SSE_HEADERS = {
  * on the hub's first snapshot, and that wait is raced against the request's abort signal; a disconnect
  * (abort or cancel, whichever Bun reports first) removes the stream from the hub at once.
  */
-function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, signal: AbortSignal, release: () => void, queue = false): Response {
+function eventStream(
+  hub: VentanillaHub,
+  companyId: number,
+  tokenId: number,
+  signal: AbortSignal,
+  release: () => void,
+  staff?: { credential: Sink['credential'] },
+): Response {
   let sink: Sink | undefined
   signal.addEventListener('abort', release, { once: true })
   const source = {
@@ -240,7 +253,8 @@ function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, sig
         let waiting = 0
         const s: Sink = {
           tokenId,
-          queue,
+          queue: Boolean(staff),
+          credential: staff?.credential,
           primed: false,
           enqueue(bytes) {
             if (ended) return
