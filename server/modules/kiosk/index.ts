@@ -1,15 +1,14 @@
 import { Elysia } from 'elysia'
 import { resolve, sep } from 'node:path'
 import type { AppContext } from '../../context'
-import { appPage, APPS_DIST, notBuilt, pageNotFound as notFound, securityHeaders } from '../../lib/app-pages'
+import { APPS_DIST, notBuilt, pageNotFound as notFound, securityHeaders } from '../../lib/app-pages'
 
 /** Where `bun run kiosk:build` writes the apps (vite base `/kiosk/`). */
 export const KIOSK_DIST = APPS_DIST
 
 /**
- * `GET /kiosk/{token}`: the waiting-room app for TVs (public; the token is checked by the snapshot API the app
- * calls, so this page reveals nothing about it). `GET /kiosk/assets/*`: the build's hashed files, cached for a year.
- * Files are read per request so a rebuild shows up without a restart.
+ * `GET /kiosk/assets/*`: the hashed files of the screen apps' build, cached for a year. Files are read per request
+ * so a rebuild shows up without a restart. The pages themselves check their tokens, so the ventanilla serves them.
  */
 export const kioskModule = (_app: AppContext, dist = KIOSK_DIST) => {
   const assets = resolve(dist, 'assets')
@@ -37,5 +36,4 @@ export const kioskModule = (_app: AppContext, dist = KIOSK_DIST) => {
       },
       { detail: { hide: true } },
     )
-    .get('/kiosk/:token', () => appPage(dist, 'index.html'), { detail: { hide: true } })
 }

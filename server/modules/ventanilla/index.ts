@@ -405,13 +405,20 @@ const dispenserRoutes = (app: AppContext) =>
       },
     )
 
-/** `GET /staff` the counter console and `GET /dispenser/{token}` the ticket dispenser (404 for a token that is not live). */
-const pages = (app: AppContext, dist: string) =>
+/**
+ * The screen apps' pages: `GET /kiosk/{token}` the waiting-room kiosk, `GET /staff` the counter console and
+ * `GET /dispenser/{token}` the ticket dispenser. A token that is not live (unknown, revoked, module off) answers 404,
+ * with the app itself as the body, so a person in front of the screen reads its own "disabled" message.
+ */
+export const appPages = (app: AppContext, dist = APPS_DIST) =>
   new Elysia()
+    .get('/kiosk/:token', async ({ params }) => appPage(dist, 'index.html', (await resolveToken(app.db, params.token)) ? 200 : 404), {
+      detail: { hide: true },
+    })
     .get('/staff', () => appPage(dist, 'staff.html'), { detail: { hide: true } })
     .get('/dispenser/:token', async ({ params }) => appPage(dist, 'dispenser.html', (await resolveDispenser(app.db, params.token)) ? 200 : 404), {
       detail: { hide: true },
     })
 
-export const ventanillaModule = (app: AppContext, dist = APPS_DIST) =>
-  new Elysia().use(publicRoutes(app)).use(dispenserRoutes(app)).use(staff(app)).use(pages(app, dist))
+export const ventanillaModule = (app: AppContext) =>
+  new Elysia().use(publicRoutes(app)).use(dispenserRoutes(app)).use(staff(app)).use(appPages(app))
