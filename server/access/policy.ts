@@ -117,6 +117,8 @@ const IdempotencyHeaders = t.Object(
   { additionalProperties: true },
 )
 
+const ERROR_SCHEMA = JSON.parse(JSON.stringify(ErrorBody))
+
 type Hook = Record<string, unknown> & { response?: unknown; detail?: Record<string, unknown>; parse?: unknown; params?: unknown; headers?: unknown; body?: unknown }
 
 /** Writes the policy into the route's OpenAPI entry: its permission sentence and the answers it can cause. */
@@ -124,12 +126,19 @@ function document(hook: Hook, policy: Policy) {
   const detail = (hook.detail ??= {})
   const own = typeof detail.description === 'string' && detail.description ? detail.description : ''
   detail.description = [sentence(policy), own].filter(Boolean).join('\n\n')
-  const response = (hook.response ??= {}) as Record<number, unknown>
   const statuses = [401, 429]
   if (policy.companyKeyOnly || policy.unscoped || policy.module || anyOf(policy.permission).length) statuses.push(403)
   if (hook.params) statuses.push(400, 404)
   if (policy.idempotent) statuses.push(400, 409)
-  for (const s of statuses) response[s] ??= ErrorBody
+  const written = detail.responses as Record<number, unknown> | undefined
+  if (written && hook.response === undefined) {
+    // Answers documented by hand (a stream with several content types) stay as written: a response schema would
+    // replace them all in the document, so the policy's answers join them there instead.
+    for (const s of statuses) written[s] ??= { description: ErrorBody.description, content: { 'application/json': { schema: ERROR_SCHEMA } } }
+  } else {
+    const response = (hook.response ??= {}) as Record<number, unknown>
+    for (const s of statuses) response[s] ??= ErrorBody
+  }
   if (policy.idempotent && !hook.headers) hook.headers = IdempotencyHeaders
 }
 

@@ -1,21 +1,14 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import { clients, companies, externalGrants } from '../../../db/schema'
 import type { Database, Executor, Tx } from '../../../db/client'
-import { authenticate, clientScope, requirePermission, type Caller } from '../../access/caller'
-import { invalid, notFound, unauthorized } from '../../lib/errors'
+import { clientScope, GRANT_KIND, type Caller } from '../../access/caller'
+import { invalid, notFound } from '../../lib/errors'
 import { isoSql } from '../../lib/time'
-import { credentialPrefix, newCredential, sameDigest, sha256 } from '../../lib/secrets'
+import { newCredential } from '../../lib/secrets'
 import { dec, type Dec } from '../../lib/money'
-import type { AppContext } from '../../context'
 
-export const GRANT_KIND = 'fxg'
 export const DEFAULT_GRANT_DAYS = 30
 const DAY_MS = 86_400_000
-
-/** Who reads a statement: an API key of the company, or a bearer grant bound to one client. */
-export type StatementReader =
-  | { kind: 'key'; companyId: number; caller: Caller }
-  | { kind: 'grant'; companyId: number; clientId: number; grantId: number }
 
 async function liveClient(db: Executor, companyId: number, clientId: number) {
   const [row] = await db
@@ -26,8 +19,11 @@ async function liveClient(db: Executor, companyId: number, clientId: number) {
   return row
 }
 
-/** A client-scoped employee only reaches the clients assigned to it; the rest do not exist for it. */
-async function clientForCaller(db: Executor, caller: Caller, clientId: number) {
+/**
+ * A client-scoped employee only reaches the clients assigned to it, and a grant only its own client (its scope is
+ * that one id); the rest do not exist for them.
+ */
+export async function clientForCaller(db: Executor, caller: Caller, clientId: number) {
   const scope = clientScope(caller)
   if (scope && !scope.includes(clientId)) throw notFound('Client')
   return liveClient(db, caller.companyId, clientId)
@@ -69,27 +65,6 @@ export async function revokeGrant(tx: Tx, caller: Caller, clientId: number, gran
   return { deleted: true as const }
 }
 
-/** Resolves a bearer grant; unknown, revoked and expired grants are all plain 401s. */
-export async function authenticateGrant(app: AppContext, token: string | undefined): Promise<StatementReader> {
-  const prefix = credentialPrefix(GRANT_KIND, token)
-  if (!prefix) throw unauthorized('Missing or invalid credentials')
-  const [row] = await app.db.select().from(externalGrants).where(eq(externalGrants.prefix, prefix)).limit(1)
-  if (!row || !sameDigest(sha256(token!), row.tokenHash)) throw unauthorized('Missing or invalid credentials')
-  if (row.revokedAt) throw unauthorized('This grant was revoked')
-  if (row.expiresAt.getTime() <= app.clock().getTime()) throw unauthorized('This grant has expired')
-  return { kind: 'grant', companyId: row.companyId, clientId: row.clientId, grantId: row.id }
-}
-
-/** `x-api-key` wins when both are sent; otherwise a bearer grant; neither is 401. */
-export async function statementReader(app: AppContext, headers: Record<string, string | undefined>): Promise<StatementReader> {
-  if (headers['x-api-key'] !== undefined) {
-    const caller = await authenticate(app, headers['x-api-key'])
-    return { kind: 'key', companyId: caller.companyId, caller }
-  }
-  const bearer = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '')?.[1]
-  return authenticateGrant(app, bearer)
-}
-
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-](\d{2}):(\d{2}))$/i
 
@@ -129,10 +104,10 @@ export interface Range {
  * Dates are whole days of the company's time zone: `from` starts at that day's local midnight, `to` ends
  * at the next local midnight (so DST days are 23 or 25 hours). Date-times are instants; `to` is inclusive.
  */
-export async function resolveRange(database: Database, companyId: number, from?: string, to?: string): Promise<Range> {
+export async function resolveRange(database: Database, db: Executor, companyId: number, from?: string, to?: string): Promise<Range> {
   const f = parseBound('from', from)
   const u = parseBound('to', to)
-  const [company] = await database.db.select({ timezone: companies.timezone }).from(companies).where(eq(companies.id, companyId))
+  const [company] = await db.select({ timezone: companies.timezone }).from(companies).where(eq(companies.id, companyId))
   const tz = company.timezone
   const lower = f && ('date' in f ? sql`(${f.date}::date)::timestamp at time zone ${tz}` : sql`${f.instant}::timestamptz`)
   const upper =
@@ -140,6 +115,7 @@ export async function resolveRange(database: Database, companyId: number, from?:
   const [row] = await database.rows<{ from: string | null; until: string | null; empty: boolean }>(
     sql`select ${lower ? exact(lower) : sql`null`} as "from", ${upper ? exact(upper) : sql`null`} as "until",
       ${lower && upper ? sql`(${lower}) >= (${upper})` : sql`false`} as "empty"`,
+    db,
   )
   if (row.empty) throw invalid('from must not be after to', [{ field: 'from', message: 'after to' }])
   return { from: row.from, until: row.until, timezone: tz }
@@ -165,16 +141,6 @@ export interface StatementRow {
   running_balance: Dec
 }
 
-/** The client the reader may see; a grant reaches only its own client, anything else is 404. */
-export async function statementClient(db: Executor, reader: StatementReader, clientId: number) {
-  if (reader.kind === 'grant') {
-    if (reader.clientId !== clientId) throw notFound('Client')
-    return liveClient(db, reader.companyId, clientId)
-  }
-  requirePermission(reader.caller, 'clients.view')
-  return clientForCaller(db, reader.caller, clientId)
-}
-
 export async function statementAccounts(database: Database, db: Executor, companyId: number, clientId: number, range: Range) {
   const before = range.from ? sql`t.completed_at < ${range.from}::timestamptz` : sql`false`
   const rows = await database.rows<{ id: number; name: string; currency_name: string; balance: string; opening: string }>(
@@ -191,16 +157,19 @@ export async function statementAccounts(database: Database, db: Executor, compan
 
 const BATCH = 1000
 
+/** Runs one read; a statement read in one snapshot passes that transaction, a stream a fresh one per batch. */
+export type Reads = <T>(fn: (db: Executor) => Promise<T>) => Promise<T>
+
 /**
  * The account's completed transactions in the range, oldest first, each with the balance after it.
  * Read in keyset batches so a long range never sits in memory at once.
  */
-export async function* accountRows(database: Database, db: Executor, account: StatementAccount, range: Range): AsyncGenerator<StatementRow[]> {
+export async function* accountRows(database: Database, read: Reads, account: StatementAccount, range: Range): AsyncGenerator<StatementRow[]> {
   let running = account.opening_balance
   let after: { at: string; id: number } | null = null
   for (;;) {
     const rows: { id: number; operation_id: number; at: string; completed_at: string; description: string; amount: string }[] =
-      await database.rows(
+      await read((db) => database.rows(
         sql`select t.id, t.operation_id, ${exact(sql`t.completed_at`)} as at,
             ${isoSql(sql`t.completed_at`)} as completed_at,
             case when t.description <> '' then t.description else o.description end as description, t.amount::text as amount
@@ -211,7 +180,7 @@ export async function* accountRows(database: Database, db: Executor, account: St
             ${after ? sql`and (t.completed_at, t.id) > (${after.at}::timestamptz, ${after.id})` : sql``}
           order by t.completed_at, t.id limit ${BATCH}`,
         db,
-      )
+      ))
     if (rows.length === 0) return
     yield rows.map((r) => {
       const amount = dec(r.amount)

@@ -1,24 +1,26 @@
 import type { AppContext } from '../../context'
-import { readSnapshot } from '../../lib/write'
+import type { Caller } from '../../access/caller'
+import { tenantTx } from '../../lib/write'
 import { csvRecord, safeText } from './csv'
 import { CSV_COLUMNS } from './model'
-import { accountRows, resolveRange, statementAccounts, statementClient, type StatementReader } from './service'
+import { accountRows, clientForCaller, resolveRange, statementAccounts, type Reads } from './service'
 
 const num = (value: { toString(): string }) => Number(value.toString())
 /** Microsecond text from the database, cut to the millisecond precision of `toISOString()`. */
 const millis = (instant: string | null) => instant && instant.replace(/(\.\d{3})\d*Z$/, '$1Z')
 
 /** One read-only snapshot, so the opening balances, the rows and the account balances agree with each other. */
-export async function jsonStatement(app: AppContext, reader: StatementReader, clientId: number, from?: string, to?: string) {
-  const client = await statementClient(app.db, reader, clientId)
-  const range = await resolveRange(app.database, reader.companyId, from, to)
-  return readSnapshot(app.db, reader.companyId, async (tx) => {
-    const accounts = await statementAccounts(app.database, tx, reader.companyId, clientId, range)
+export function jsonStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
+  return tenantTx(app, caller, 'snapshot', async (tx) => {
+    const client = await clientForCaller(tx, caller, clientId)
+    const range = await resolveRange(app.database, tx, caller.companyId, from, to)
+    const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
+    const inSnapshot: Reads = (fn) => fn(tx)
     const out = []
     for (const account of accounts) {
       const transactions = []
       let closing = account.opening_balance
-      for await (const batch of accountRows(app.database, tx, account, range)) {
+      for await (const batch of accountRows(app.database, inSnapshot, account, range)) {
         for (const row of batch) {
           transactions.push({
             id: row.transaction_id,
@@ -53,17 +55,22 @@ export async function jsonStatement(app: AppContext, reader: StatementReader, cl
 
 /**
  * Streams the CSV as rows are read, batch by batch, so a long range never sits in memory; access and the
- * range are checked before the first byte, so those failures are ordinary JSON errors.
+ * range are checked before the first byte, so those failures are ordinary JSON errors. Each batch is its own
+ * short read-only tenant transaction: row-level security confines it, and no transaction stays open while a slow
+ * reader drains the stream.
  */
-export async function csvStatement(app: AppContext, reader: StatementReader, clientId: number, from?: string, to?: string) {
-  await statementClient(app.db, reader, clientId)
-  const range = await resolveRange(app.database, reader.companyId, from, to)
-  const accounts = await statementAccounts(app.database, app.db, reader.companyId, clientId, range)
+export async function csvStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
+  const { range, accounts } = await tenantTx(app, caller, 'read', async (tx) => {
+    await clientForCaller(tx, caller, clientId)
+    const range = await resolveRange(app.database, tx, caller.companyId, from, to)
+    return { range, accounts: await statementAccounts(app.database, tx, caller.companyId, clientId, range) }
+  })
+  const perBatch: Reads = (fn) => tenantTx(app, caller, 'read', fn)
   const encoder = new TextEncoder()
   async function* chunks() {
     yield csvRecord([...CSV_COLUMNS])
     for (const account of accounts) {
-      for await (const batch of accountRows(app.database, app.db, account, range)) {
+      for await (const batch of accountRows(app.database, perBatch, account, range)) {
         yield batch
           .map((r) =>
             csvRecord([

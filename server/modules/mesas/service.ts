@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
-import { accounts, clients, companies, mesaAccounts, mesaLines, mesas, operations, transactions } from '../../../db/schema'
+import { accounts, clients, mesaAccounts, mesaLines, mesas, operations, transactions } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
@@ -14,11 +14,6 @@ type LineRow = typeof mesaLines.$inferSelect
 
 const FX_SCALE = 12
 const RECENT_LINES = 10
-
-export async function requireMesasEnabled(db: Executor, companyId: number) {
-  const [row] = await db.select({ on: companies.mesasEnabled }).from(companies).where(eq(companies.id, companyId))
-  if (!row?.on) throw new ApiError(403, 'MESAS_DISABLED', 'The mesas module is not enabled for this company')
-}
 
 export const mesaDto = (m: Mesa, accountIds: number[]) => ({
   id: m.id,

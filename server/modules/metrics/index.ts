@@ -1,7 +1,6 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
-import { auth } from '../../access/caller'
-import { errors } from '../../lib/models'
+import { routePolicy } from '../../access/policy'
 import { MetricsModel } from './model'
 import { homeMetrics } from './service'
 
@@ -20,13 +19,14 @@ const description = [
   '  outflow of its cajas (type 0 accounts) when it moves any (a payment from a caja counts once, a caja-to-caja transfer 0),',
   '  else the net credit to external (type 1) accounts, i.e. an expense advanced by an external payer; incomes count 0.',
   '',
-  'Company API keys need nothing more (no metrics-password cookie); employee keys need `metrics.view`. Figures are company-wide.',
+  'A company key needs no metrics-password cookie. Figures are company-wide.',
 ].join('\n')
 
 export const metricsModule = (app: AppContext) =>
   new Elysia({ prefix: '/api' })
-    .use(auth(app))
-    .get('/metrics/home', ({ caller }) => homeMetrics(app.database, caller, app.clock()), {
-      response: { 200: MetricsModel.home, ...errors(401, 403) },
+    .use(routePolicy(app))
+    .get('/metrics/home', ({ caller, tx }) => homeMetrics(app.database, tx, caller, app.clock()), {
+      policy: { permission: 'metrics.view', tx: 'snapshot' },
+      response: { 200: MetricsModel.home },
       detail: { tags: ['Home metrics'], summary: 'Day P&L per mesa, commissions and cost-center budgets for today', description },
     })

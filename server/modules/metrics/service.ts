@@ -1,12 +1,11 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm'
-import { companies, mesas } from '../../../db/schema'
-import type { Database, Executor } from '../../../db/client'
-import { requirePermission, type Caller } from '../../access/caller'
+import { eq, sql } from 'drizzle-orm'
+import { companies } from '../../../db/schema'
+import type { Database, Executor, Tx } from '../../../db/client'
+import type { Caller } from '../../access/caller'
 import { D, type Dec } from '../../lib/money'
-import { readSnapshot } from '../../lib/write'
 import { isoSql, localDate } from '../../lib/time'
-import { computePosition, type CostingMethod } from '../mesas/costing'
-import { mesaTrades } from '../mesas/service'
+import { computePosition } from '../mesas/costing'
+import { liveBlotters } from '../mesas/public'
 
 const num = (value: Dec | string) => Number(value.toString())
 
@@ -38,23 +37,17 @@ export async function localPeriods(database: Database, db: Executor, date: strin
  * summed, so the figure is exactly how much the position's realized P&L moved during the day.
  */
 async function dayPnl(db: Executor, companyId: number, day: Period) {
-  const live = await db
-    .select()
-    .from(mesas)
-    .where(and(eq(mesas.companyId, companyId), isNull(mesas.deletedAt)))
-    .orderBy(asc(mesas.id))
   const start = new Date(day.start).getTime()
   const end = new Date(day.end).getTime()
   const out = []
-  for (const mesa of live) {
-    const trades = await mesaTrades(db, mesa)
-    const { realizedByLine } = computePosition(mesa.costingMethod as CostingMethod, trades)
+  for (const mesa of await liveBlotters(db, companyId)) {
+    const { realizedByLine } = computePosition(mesa.costingMethod, mesa.trades)
     let realized: Dec = new D(0)
-    trades.forEach((trade, i) => {
+    mesa.trades.forEach((trade, i) => {
       const at = trade.tradedAt.getTime()
       if (at >= start && at < end) realized = realized.plus(realizedByLine[i])
     })
-    out.push({ mesa_id: mesa.id, currency: mesa.localCurrency, realized: num(realized) })
+    out.push({ mesa_id: mesa.mesaId, currency: mesa.localCurrency, realized: num(realized) })
   }
   return out
 }
@@ -114,21 +107,18 @@ async function costCenters(database: Database, db: Executor, companyId: number, 
   return rows.map((r) => ({ cost_center_id: Number(r.cost_center_id), name: r.name, currency: r.currency, budget: num(r.budget), spent: num(r.spent) }))
 }
 
-/** Today's cards, read in one snapshot so the figures agree with each other. */
-export async function homeMetrics(database: Database, caller: Caller, now: Date) {
-  requirePermission(caller, 'metrics.view')
-  return readSnapshot(database.db, caller.companyId, async (tx) => {
-    const [company] = await tx
-      .select({ timezone: companies.timezone, mesasEnabled: companies.mesasEnabled })
-      .from(companies)
-      .where(eq(companies.id, caller.companyId))
-    const date = localDate(now, company.timezone)
-    const { day, month } = await localPeriods(database, tx, date, company.timezone)
-    return {
-      date,
-      dayPnl: company.mesasEnabled ? await dayPnl(tx, caller.companyId, day) : [],
-      commissions: await commissions(database, tx, caller.companyId, day),
-      costCenters: await costCenters(database, tx, caller.companyId, date, month),
-    }
-  })
+/** Today's cards, read in one snapshot (the route's repeatable-read transaction) so the figures agree with each other. */
+export async function homeMetrics(database: Database, tx: Tx, caller: Caller, now: Date) {
+  const [company] = await tx
+    .select({ timezone: companies.timezone, mesasEnabled: companies.mesasEnabled })
+    .from(companies)
+    .where(eq(companies.id, caller.companyId))
+  const date = localDate(now, company.timezone)
+  const { day, month } = await localPeriods(database, tx, date, company.timezone)
+  return {
+    date,
+    dayPnl: company.mesasEnabled ? await dayPnl(tx, caller.companyId, day) : [],
+    commissions: await commissions(database, tx, caller.companyId, day),
+    costCenters: await costCenters(database, tx, caller.companyId, date, month),
+  }
 }
