@@ -324,6 +324,22 @@ describe('dispensers', () => {
     expect(await ticketCount(c.id)).toBe(before + 1)
   })
 
+  test('Idempotency-Key: a retried touch gets the same number, not a second ticket', async () => {
+    const { c, a } = await branch()
+    const d = await dispenser(c)
+    const send = (body: unknown) => t.request('POST', `/api/public/ventanilla/${d.token}/tickets`, { body, headers: { 'idempotency-key': 'toque-1' } })
+    const first = await send({ service_id: a })
+    expect(first.status).toBe(201)
+    const again = await send({ service_id: a })
+    expect(again.status).toBe(201)
+    expect(again.body).toEqual(first.body)
+    expect(await ticketCount(c.id)).toBe(1)
+    const other = await send({ service_id: a, priority: true })
+    expect(other.status).toBe(409)
+    expect(other.body.code).toBe('IDEMPOTENCY_KEY_REUSED')
+    expect(await ticketCount(c.id)).toBe(1)
+  })
+
   test('a flood: more than 30 tickets a minute from one dispenser → 429 with Retry-After, nothing issued', async () => {
     const { c, a } = await branch()
     const d = await dispenser(c)

@@ -6,7 +6,7 @@ import { isSession } from '../../access/sessions'
 import { appPage, APPS_DIST } from '../../lib/app-pages'
 import { ErrorBody, errors, IdParams } from '../../lib/models'
 import { invalid, notFound } from '../../lib/errors'
-import { tenantTx } from '../../lib/write'
+import { claimOnce, tenantTx } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
 import { VentanillaModel as M } from './model'
 import {
@@ -387,20 +387,29 @@ const dispenserRoutes = (app: AppContext) =>
     )
     .post(
       '/:token/tickets',
-      async ({ params, body, set }) => {
+      async ({ params, body, headers, path, set }) => {
         const target = await resolveDispenser(app.db, params.token)
         if (!target) throw notFound('Dispenser')
-        const issued = await tenantTx(app, publicCaller(target.companyId), 'write', (tx) => dispenseTicket(tx, target, body, app.clock()))
-        set.status = 201
-        return issued
+        return claimOnce(
+          app,
+          target.companyId,
+          (fn) => tenantTx(app, publicCaller(target.companyId), 'write', fn),
+          { key: headers['idempotency-key'], method: 'POST', path, fingerprint: body },
+          set,
+          (tx) => dispenseTicket(tx, target, body, app.clock()),
+        )
       },
       {
         params: DispenserParams,
+        headers: t.Object(
+          { 'idempotency-key': t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Replays the first answer of the same request within 24 h' })) },
+          { additionalProperties: true },
+        ),
         body: M.dispenserTicketCreate,
         response: { 201: M.dispensedTicket, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody },
         detail: publicDetail(
           'Take a ticket at a dispenser',
-          `No authentication: the dispenser token is the credential. 404 for an unknown or revoked token or when the module is off; unknown service → 422 \`UNKNOWN_SERVICE\`. More than ${DISPENSER_PER_MINUTE} tickets within a minute from one dispenser (all server processes together) → 429 \`RATE_LIMITED\` with \`Retry-After\`, and nothing is issued.`,
+          `No authentication: the dispenser token is the credential. Accepts \`Idempotency-Key\` (a tablet retrying a touch gets the same number, not a second one). 404 for an unknown or revoked token or when the module is off; unknown service → 422 \`UNKNOWN_SERVICE\`. More than ${DISPENSER_PER_MINUTE} tickets within a minute from one dispenser (all server processes together) → 429 \`RATE_LIMITED\` with \`Retry-After\`, and nothing is issued.`,
         ),
       },
     )
