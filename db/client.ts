@@ -49,7 +49,7 @@ const MAX_PREPARED = 1000
  * texts, so statements with inlined literals cannot grow every connection's prepared set without bound.
  * Transactions and savepoints hand out their own query functions, which get the same treatment.
  */
-function preparing<T extends object>(client: T, texts = new Set<string>()): T {
+export function preparing<T extends object>(client: T, texts = new Set<string>()): T {
   // postgres.js query functions are callables with methods; these three are replaced in place.
   const sql = client as unknown as Record<string, (...args: unknown[]) => unknown>
   const unsafe = sql.unsafe.bind(client)

@@ -39,8 +39,8 @@ function recording<T extends object>(client: T, into: Statement[]): T {
   return client
 }
 
-/** Calls GET `path` with `key` on the app over `url`; returns the statements in order. Throws unless 200. */
-export async function captureRoute(url: string, path: string, key: string): Promise<Statement[]> {
+/** Calls `path` (GET, or `init.method` with a JSON body) with `key` on the app over `url`; returns the statements in order. Throws unless 2xx. */
+export async function captureRoute(url: string, path: string, key: string, init: { method?: string; body?: unknown } = {}): Promise<Statement[]> {
   const statements: Statement[] = []
   const client = recording(postgres(url, { max: 1, onnotice: () => {} }), statements)
   const db = drizzle(client, { schema }) as unknown as Db
@@ -49,8 +49,11 @@ export async function captureRoute(url: string, path: string, key: string): Prom
   const database = { kind: 'postgres', db, rows: async (q: Parameters<Db['execute']>[0], on: Db = db) => rowsOf(await on.execute(q)), listen: async () => async () => {}, close: async () => {} } as unknown as Database
   const ctx: AppContext = { config, database, db, store: createStore(config), clock: () => new Date(), log: () => {}, events: new DomainEvents() }
   try {
-    const res = await createApp(ctx).handle(new Request(`http://localhost${path}`, { headers: { 'x-api-key': key } }))
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${(await res.text()).slice(0, 200)}`)
+    const headers: Record<string, string> = { 'x-api-key': key }
+    if (init.body !== undefined) headers['content-type'] = 'application/json'
+    const body = init.body === undefined ? undefined : JSON.stringify(init.body)
+    const res = await createApp(ctx).handle(new Request(`http://localhost${path}`, { method: init.method ?? 'GET', headers, body }))
+    if (res.status < 200 || res.status > 299) throw new Error(`${path}: ${res.status} ${(await res.text()).slice(0, 200)}`)
     await res.arrayBuffer()
     return statements
   } finally {

@@ -140,7 +140,13 @@ function document(hook: Hook, policy: Policy) {
     for (const s of statuses) response[s] ??= ErrorBody
   }
   if (policy.idempotent && !hook.headers) hook.headers = IdempotencyHeaders
+  // With a function in the parse stage the generator cannot tell the body's content type and leaves it empty;
+  // the document step (server/plugins/openapi.ts) fills it in from this.
+  if (hook.body !== undefined && hook.parse !== 'none') detail[JSON_BODY] = hook.body
 }
+
+/** Extension key carrying a JSON body schema from the route to the document step, removed there. */
+export const JSON_BODY = 'x-json-body'
 
 const seeds = new WeakMap<AppContext, number>()
 let built = 0
@@ -195,9 +201,13 @@ export const routePolicy = (app: AppContext) =>
       async afterHandle({ request, responseValue, set }) {
         const state = states.get(request)
         if (!state?.open) return
-        if (state.key !== undefined && !(responseValue instanceof Response))
-          await keepAnswer(state.open.tx, (await state.caller!).companyId, state.key, responseValue, Number(set.status ?? 200))
+        // The framework awaits a handler only when its source looks asynchronous; one that returns a promise
+        // without looking so would otherwise reach this point unfinished and be committed half done.
+        const settled = responseValue instanceof Promise ? await responseValue : responseValue
+        if (state.key !== undefined && !(settled instanceof Response))
+          await keepAnswer(state.open.tx, (await state.caller!).companyId, state.key, settled, Number(set.status ?? 200))
         await close(request, true)
+        if (settled !== responseValue) return settled as never
       },
       async error({ request }) {
         await close(request, false)

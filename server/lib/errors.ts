@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'UNKNOWN_SERVICE'
   | 'INVALID_PARAMETERS'
   | 'NO_TRADE_LEGS'
+  | 'BATCH_ITEM_INVALID'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR'
 

@@ -35,14 +35,22 @@ export const TENANT_ROLE = 'fos_app'
 export async function tenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) {
   const run = async (tx: Tx) => {
     bindEvents(tx, app.events)
-    await tx.execute(sql`select
-      set_config('app.actor_email', ${caller.employee?.email ?? ''}, true),
-      set_config('app.channel', ${opts.channel ?? ''}, true),
-      set_config('app.channel_detail', ${opts.channelDetail ? JSON.stringify(opts.channelDetail) : ''}, true),
-      set_config('app.company_id', ${String(caller.companyId)}, true),
-      set_config('transaction_read_only', ${mode === 'write' ? 'off' : 'on'}, true),
-      set_config('role', ${TENANT_ROLE}, true)`)
-    return fn(tx)
+    // Sent without waiting for its answer: the connection runs statements in the order they are sent, so the
+    // body's first statement already acts as the tenant, and the two travel in one round trip.
+    const configured = Promise.resolve(
+      tx.execute(sql`select
+        set_config('app.actor_email', ${caller.employee?.email ?? ''}, true),
+        set_config('app.channel', ${opts.channel ?? ''}, true),
+        set_config('app.channel_detail', ${opts.channelDetail ? JSON.stringify(opts.channelDetail) : ''}, true),
+        set_config('app.company_id', ${String(caller.companyId)}, true),
+        set_config('transaction_read_only', ${mode === 'write' ? 'off' : 'on'}, true),
+        set_config('role', ${TENANT_ROLE}, true)`),
+    )
+    try {
+      return await fn(tx)
+    } finally {
+      await configured
+    }
   }
   return mode === 'snapshot' ? app.db.transaction(run, { isolationLevel: 'repeatable read', accessMode: 'read only' }) : app.db.transaction(run)
 }

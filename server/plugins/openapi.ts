@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
 import { ErrorBody } from '../lib/models'
 import { notFound } from '../lib/errors'
+import { JSON_BODY } from '../access/policy'
 
 const isCoercedString = (b: unknown) =>
   !!b && typeof b === 'object' && (b as { type?: unknown }).type === 'string' &&
@@ -64,6 +65,10 @@ export function finish(doc: Json, serverUrl: string) {
   doc.servers = [{ url: serverUrl, description: 'This service' }]
   for (const item of Object.values<Json>(doc.paths ?? {})) {
     for (const op of Object.values<Json>(item)) {
+      const carried = op[JSON_BODY]
+      delete op[JSON_BODY]
+      if (carried && op.requestBody && Object.keys(op.requestBody.content ?? {}).length === 0)
+        op.requestBody.content = { 'application/json': { schema: JSON.parse(JSON.stringify(carried)) } }
       const content = op.requestBody?.content as Json | undefined
       if (content?.['application/json']) for (const type of Object.keys(content)) if (type !== 'application/json') delete content[type]
       for (const p of op.parameters ?? []) if (p.in === 'path' && /^(id|[a-z]+Id)$/.test(p.name) && p.schema?.type === 'string' && p.schema.pattern) p.schema = { ...PATH_ID }

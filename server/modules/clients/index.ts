@@ -8,6 +8,7 @@ import {
   attachTag,
   balances,
   createClient,
+  createClients,
   createTag,
   deleteClient,
   detachTag,
@@ -51,6 +52,19 @@ export const clientsModule = (app: AppContext) =>
       detail: detail(
         'Create a client, optionally with accounts and tags',
         'Each account starts at balance 0; an account without `name` is named after its currency. An unknown tag id is 422 UNKNOWN_TAG.',
+      ),
+    })
+    .post('/clients/batch', async ({ caller, tx, body }) => ({ data: await createClients(tx, caller, body.clients) }), {
+      policy: { permission: 'clients.edit', idempotent: true },
+      body: ClientModel.batch,
+      response: { 201: ClientModel.batchCreated, ...errors(422) },
+      detail: detail(
+        'Create up to 1,000 clients at once, all or none',
+        [
+          'One database transaction; `data` holds the created clients, with their accounts and tags, in the order of `clients`. Each item is the body of `POST /api/clients` and is checked as that route checks it.',
+          'When any item is wrong nothing is written and the answer is 422 `BATCH_ITEM_INVALID` with `details: [{ index, code, error, details? }]`, one entry for every failing item (`code` and `details` are those the single create would answer). A body that fails the schema (more than 1,000 items, a missing name) is 400 `VALIDATION_ERROR`.',
+          'The Idempotency-Key covers the whole batch.',
+        ].join('\n\n'),
       ),
     })
     .get('/clients/:id', ({ caller, tx, params }) => getClient(tx, caller, params.id), {

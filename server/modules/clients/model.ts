@@ -54,6 +54,17 @@ const client = t.Object({
 
 const accountCreate = t.Object({ name: t.Optional(accountName), currency_name: currencyName }, { additionalProperties: false })
 
+const create = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 200 }),
+    description: t.Optional(t.String({ maxLength: 2000 })),
+    type: clientType,
+    accounts: t.Optional(t.Array(accountCreate, { maxItems: 100 })),
+    tag_ids: t.Optional(t.Array(refId, { maxItems: 100, uniqueItems: true })),
+  },
+  { additionalProperties: false },
+)
+
 export const ClientModel = {
   client,
   account,
@@ -65,16 +76,9 @@ export const ClientModel = {
     type: t.Optional(clientTypeQuery),
   }),
   list: t.Object({ data: t.Array(client), count: t.Integer({ description: 'Number of clients matching the filters, over all pages' }) }),
-  create: t.Object(
-    {
-      name: t.String({ minLength: 1, maxLength: 200 }),
-      description: t.Optional(t.String({ maxLength: 2000 })),
-      type: clientType,
-      accounts: t.Optional(t.Array(accountCreate, { maxItems: 100 })),
-      tag_ids: t.Optional(t.Array(refId, { maxItems: 100, uniqueItems: true })),
-    },
-    { additionalProperties: false },
-  ),
+  create,
+  batch: t.Object({ clients: t.Array(create, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false }),
+  batchCreated: t.Object({ data: t.Array(client) }),
   update: t.Object(
     {
       name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),

@@ -1,8 +1,9 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { accounts, clients, clientTags, tags } from '../../../db/schema'
-import type { Database, Executor, Tx } from '../../../db/client'
+import { rowsOf, type Database, type Executor, type Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
-import { ApiError, notFound, unprocessable } from '../../lib/errors'
+import { ApiError, invalid, notFound, unprocessable } from '../../lib/errors'
+import { pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
 
@@ -140,40 +141,107 @@ export async function getClient(db: Executor, caller: Caller, id: number) {
   return dto
 }
 
-async function checkTags(tx: Tx, caller: Caller, ids: number[]) {
-  if (ids.length === 0) return
-  const found = await tx
-    .select({ id: tags.id })
-    .from(tags)
-    .where(and(eq(tags.companyId, caller.companyId), inArray(tags.id, ids)))
-  const known = new Set(found.map((t) => t.id))
-  const unknown = ids.filter((id) => !known.has(id))
-  if (unknown.length)
-    throw unprocessable('UNKNOWN_TAG', 'Unknown tag', unknown.map((id) => ({ field: 'tag_ids', message: `unknown tag ${id}` })))
+export type CreateClientInput = {
+  name: string
+  description?: string
+  type: number
+  accounts?: { name?: string; currency_name: string }[]
+  tag_ids?: number[]
 }
 
-export async function createClient(
+/** The most clients one batch may create. */
+export const MAX_CLIENT_BATCH = 1000
+
+type ClientDto = ReturnType<typeof clientDto>
+
+/**
+ * Inserts clients with their accounts and tags in three statements whatever their number (each from arrays bound as
+ * single parameters), and answers them as `getClient` would, from the inserted rows. Tags are looked up by primary key
+ * and their company checked on the rows. Items naming an unknown tag are returned in `bad` and nothing is written.
+ */
+async function insertClients(
   tx: Tx,
   caller: Caller,
-  input: { name: string; description?: string; type: number; accounts?: { name?: string; currency_name: string }[]; tag_ids?: number[] },
-) {
-  await checkTags(tx, caller, input.tag_ids ?? [])
-  const [row] = await tx
-    .insert(clients)
-    .values({ companyId: caller.companyId, name: input.name, description: input.description ?? '', type: input.type })
-    .returning()
-  if (input.accounts?.length)
-    await tx.insert(accounts).values(
-      input.accounts.map((a) => ({
-        companyId: caller.companyId,
-        clientId: row.id,
-        name: a.name ?? a.currency_name,
-        currencyName: a.currency_name,
-      })),
+  inputs: CreateClientInput[],
+): Promise<{ bad: { index: number; error: ApiError }[]; created: ClientDto[] }> {
+  const companyId = caller.companyId
+  const tagIds = [...new Set(inputs.flatMap((i) => i.tag_ids ?? []))]
+  const tagRows = tagIds.length
+    ? (await tx.select().from(tags).where(sql`${tags.id} = any(${pgArray(tagIds, 'int')})`)).filter((t) => t.companyId === companyId)
+    : []
+  const tagById = new Map(tagRows.map((t) => [t.id, t]))
+  const bad: { index: number; error: ApiError }[] = []
+  inputs.forEach((input, index) => {
+    const unknown = (input.tag_ids ?? []).filter((id) => !tagById.has(id))
+    if (unknown.length)
+      bad.push({ index, error: unprocessable('UNKNOWN_TAG', 'Unknown tag', unknown.map((id) => ({ field: 'tag_ids', message: `unknown tag ${id}` }))) })
+  })
+  if (bad.length) return { bad, created: [] }
+
+  const iso = (column: string) => isoSql(sql.raw(column))
+  const rows = rowsOf<Omit<ClientDto, 'accounts' | 'client_tags'>>(
+    await tx.execute(sql`insert into clients (company_id, name, description, type)
+      select ${companyId}, u.name, u.description, u.type
+      from unnest(${pgArray(inputs.map((i) => i.name), 'text')}, ${pgArray(inputs.map((i) => i.description ?? ''), 'text')},
+                  ${pgArray(inputs.map((i) => i.type), 'smallint')}) with ordinality as u(name, description, type, n)
+      order by u.n
+      returning id, name, description, company_id, type, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at`),
+  ).sort((a, b) => a.id - b.id)
+
+  const opened = inputs.flatMap((input, i) => (input.accounts ?? []).map((a) => ({ client: rows[i].id, name: a.name ?? a.currency_name, currency: a.currency_name })))
+  const accountRows = opened.length
+    ? rowsOf<Omit<ReturnType<typeof accountDto>, 'balance'> & { balance: string }>(
+        await tx.execute(sql`insert into accounts (company_id, client_id, name, currency_name)
+          select ${companyId}, u.client_id, u.name, u.currency_name
+          from unnest(${pgArray(opened.map((a) => a.client), 'int')}, ${pgArray(opened.map((a) => a.name), 'text')},
+                      ${pgArray(opened.map((a) => a.currency), 'text')}) with ordinality as u(client_id, name, currency_name, n)
+          order by u.n
+          returning id, name, currency_name, client_id, balance::text as balance, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at`),
+      ).sort((a, b) => a.id - b.id)
+    : []
+
+  const links = inputs.flatMap((input, i) => (input.tag_ids ?? []).map((tagId) => ({ client: rows[i].id, tagId })))
+  const linkRows = links.length
+    ? rowsOf<{ id: number; client_id: number; tag_id: number; created_at: string }>(
+        await tx.execute(sql`insert into client_tags (company_id, client_id, tag_id)
+          select ${companyId}, u.client_id, u.tag_id
+          from unnest(${pgArray(links.map((l) => l.client), 'int')}, ${pgArray(links.map((l) => l.tagId), 'int')}) with ordinality as u(client_id, tag_id, n)
+          order by u.n
+          returning id, client_id, tag_id, ${iso('created_at')} as created_at`),
+      ).sort((a, b) => a.id - b.id)
+    : []
+
+  const accountsBy = groupBy(accountRows, (a) => a.client_id)
+  const linksBy = groupBy(linkRows, (l) => l.client_id)
+  const created = rows.map((c) => ({
+    ...c,
+    accounts: (accountsBy.get(c.id) ?? []).map((a) => ({ ...a, balance: toJson(a.balance) })),
+    client_tags: (linksBy.get(c.id) ?? []).map((l) => ({ ...l, tag: tagDto(tagById.get(l.tag_id)!) })),
+  }))
+  return { bad, created }
+}
+
+export async function createClient(tx: Tx, caller: Caller, input: CreateClientInput) {
+  const { bad, created } = await insertClients(tx, caller, [input])
+  if (bad.length) throw bad[0].error
+  return created[0]
+}
+
+/**
+ * Creates up to MAX_CLIENT_BATCH clients in the caller's transaction, all or none: every item is checked as a single
+ * create checks it, and when any fails the answer is 422 BATCH_ITEM_INVALID listing each failing item.
+ */
+export async function createClients(tx: Tx, caller: Caller, inputs: CreateClientInput[]) {
+  if (inputs.length === 0 || inputs.length > MAX_CLIENT_BATCH)
+    throw invalid(`A batch holds 1 to ${MAX_CLIENT_BATCH} clients`, [{ field: 'clients', message: `1 to ${MAX_CLIENT_BATCH} items` }])
+  const { bad, created } = await insertClients(tx, caller, inputs)
+  if (bad.length)
+    throw unprocessable(
+      'BATCH_ITEM_INVALID',
+      `${bad.length} of ${inputs.length} clients are invalid; nothing was created`,
+      bad.map(({ index, error }) => ({ index, code: error.code, error: error.message, details: error.details })),
     )
-  if (input.tag_ids?.length)
-    await tx.insert(clientTags).values(input.tag_ids.map((tagId) => ({ companyId: caller.companyId, clientId: row.id, tagId })))
-  return getClient(tx, caller, row.id)
+  return created
 }
 
 export async function updateClient(tx: Tx, caller: Caller, id: number, input: { name?: string; description?: string; type?: number }) {

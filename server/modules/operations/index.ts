@@ -7,6 +7,7 @@ import {
   approveOperation,
   cancelOperation,
   createOperation,
+  createOperations,
   createOperationType,
   createTransactionType,
   getOperation,
@@ -84,6 +85,25 @@ export const operationsModule = (app: AppContext) =>
             'A transaction\'s `currency` is its account\'s; `is_commission` comes from its transaction type.',
             'References of another company or unknown: 422 `OPERATION_TYPE_NOT_FOUND`, `UNKNOWN_ACCOUNT`, `UNKNOWN_CLIENT`, `UNKNOWN_TRANSACTION_TYPE`, `UNKNOWN_COST_CENTER`.',
             'A client-scoped employee may only create an operation they can see afterwards (its `client_id`, or an account it moves, belongs to one of their clients); otherwise 403 `FORBIDDEN`.',
+          ].join('\n\n'),
+        },
+      },
+    )
+    .post(
+      '/operations/batch',
+      async ({ caller, tx, body }) => ({ data: await createOperations(tx, caller, body.operations) }),
+      {
+        policy: { permission: 'operations.create', idempotent: true },
+        body: OperationModel.batch,
+        response: { 201: OperationModel.batchCreated, ...errors(400, 422) },
+        detail: {
+          tags: ['Operations'],
+          summary: 'Create up to 1,000 operations at once, all or none',
+          description: [
+            'One database transaction; `data` holds the created operations in the order of `operations`. Each item is the body of `POST /api/operations` and is checked exactly as that route checks it (references, amounts, client scope); operations created `completed` move the balances, and the audit trail records the same rows as for single creates.',
+            'When any item is wrong nothing is written and the answer is 422 `BATCH_ITEM_INVALID` with `details: [{ index, code, error, details? }]`, one entry for every failing item (`code` and `details` are those the single create would answer for it). A body that fails the schema (more than 1,000 items, a missing field) is 400 `VALIDATION_ERROR`.',
+            'The Idempotency-Key covers the whole batch.',
+            MONEY_NOTE,
           ].join('\n\n'),
         },
       },

@@ -60,6 +60,34 @@ const operation = t.Object({
   attachments: t.Array(AttachmentModel.attachment),
 })
 
+const create = t.Object(
+  {
+    operation_type_id: RefId,
+    description: t.Optional(t.String({ maxLength: 2000 })),
+    client_id: t.Optional(t.Nullable(RefId)),
+    cost_center_id: t.Optional(t.Nullable(RefId)),
+    date: t.Optional(DateInput),
+    status: t.Optional(
+      t.Union([t.Literal('pending'), t.Literal('completed')], {
+        description: "First status of every transaction (default pending); completed moves balances at once",
+      }),
+    ),
+    transactions: t.Array(
+      t.Object(
+        {
+          account_id: RefId,
+          amount: Money,
+          transaction_type_id: t.Optional(t.Nullable(RefId)),
+          description: t.Optional(t.String({ maxLength: 2000 })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 500 },
+    ),
+  },
+  { additionalProperties: false },
+)
+
 export const OperationModel = {
   operationTypeCreate: t.Object(
     { name: t.String({ minLength: 1, maxLength: 200 }), kind: Kind },
@@ -71,33 +99,9 @@ export const OperationModel = {
     { additionalProperties: false },
   ),
   transactionType,
-  create: t.Object(
-    {
-      operation_type_id: RefId,
-      description: t.Optional(t.String({ maxLength: 2000 })),
-      client_id: t.Optional(t.Nullable(RefId)),
-      cost_center_id: t.Optional(t.Nullable(RefId)),
-      date: t.Optional(DateInput),
-      status: t.Optional(
-        t.Union([t.Literal('pending'), t.Literal('completed')], {
-          description: "First status of every transaction (default pending); completed moves balances at once",
-        }),
-      ),
-      transactions: t.Array(
-        t.Object(
-          {
-            account_id: RefId,
-            amount: Money,
-            transaction_type_id: t.Optional(t.Nullable(RefId)),
-            description: t.Optional(t.String({ maxLength: 2000 })),
-          },
-          { additionalProperties: false },
-        ),
-        { minItems: 1, maxItems: 500 },
-      ),
-    },
-    { additionalProperties: false },
-  ),
+  create,
+  batch: t.Object({ operations: t.Array(create, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false }),
+  batchCreated: t.Object({ data: t.Array(operation) }),
   transaction,
   operation,
   listQuery: t.Object(
@@ -120,5 +124,5 @@ export const OperationModel = {
   cancelled: t.Object({ operation_id: t.Integer(), message: t.String(), cancelled_transactions: t.Integer() }),
 }
 
-export type CreateOperationInput = typeof OperationModel.create.static
+export type CreateOperationInput = typeof create.static
 export type OperationDto = typeof OperationModel.operation.static

@@ -1,16 +1,17 @@
-import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
-import { accounts, clients, costCenters, operations, operationTypes, transactions, transactionTypes } from '../../../db/schema'
+import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm'
+import { operations, operationTypes, transactions, transactionTypes } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, conflict, forbidden, invalid, notFound, unprocessable } from '../../lib/errors'
 import { iso } from '../../lib/models'
-import { dec, isFiniteDecimal, toJson, toMoney } from '../../lib/money'
+import { dec, isFiniteDecimal, toJson, toMoney, type Dec } from '../../lib/money'
+import { pgArray } from '../../lib/arrays'
+import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce } from '../../lib/events'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
-import { requireLiveClient } from '../../lib/references'
 
 export type { CreateOperationInput, OperationDto } from './model'
 
@@ -202,18 +203,11 @@ export async function listOperations(db: Executor, caller: Caller, q: ListOperat
  * points at the row (new transactions on an account, attachments of an operation).
  */
 
-/** Adds the new operation's amounts to their (already locked) accounts, in exact numeric arithmetic. */
-async function addToBalances(tx: Tx, operationId: number) {
-  await tx.execute(sql`update accounts a set balance = a.balance + d.delta, updated_at = now()
-    from (select account_id, sum(amount) as delta from transactions where operation_id = ${operationId} group by account_id) d
-    where a.id = d.account_id`)
-}
-
 function badAmount(index: number, message: string): ApiError {
   return invalid('Invalid transaction amount', [{ field: `transactions.${index}.amount`, message }])
 }
 
-function unknownRefs(code: 'UNKNOWN_ACCOUNT' | 'UNKNOWN_TRANSACTION_TYPE', field: string, wanted: { index: number; id: number }[], known: Set<number>) {
+function unknownRefs(code: 'UNKNOWN_ACCOUNT' | 'UNKNOWN_TRANSACTION_TYPE', field: string, wanted: { index: number; id: number }[], known: { has(id: number): boolean }) {
   const missing = wanted.filter((w) => !known.has(w.id))
   if (missing.length === 0) return
   const what = code === 'UNKNOWN_ACCOUNT' ? 'account' : 'transaction type'
@@ -224,12 +218,192 @@ function unknownRefs(code: 'UNKNOWN_ACCOUNT' | 'UNKNOWN_TRANSACTION_TYPE', field
   )
 }
 
-async function costCenterExists(tx: Tx, companyId: number, id: number): Promise<boolean> {
-  const [row] = await tx
-    .select({ id: costCenters.id })
-    .from(costCenters)
-    .where(and(eq(costCenters.id, id), eq(costCenters.companyId, companyId)))
-  return row !== undefined
+/** The most operations one batch may create. */
+export const MAX_BATCH = 1000
+
+const ids = (values: Iterable<number | null | undefined>) => [...new Set([...values].filter((v): v is number => v != null))].sort((a, b) => a - b)
+
+/**
+ * What the operations to create refer to, all fetched in one statement by primary key, the company checked on the
+ * rows afterwards. Lookups are driven by id alone on purpose: a company condition beside the id lets the planner
+ * start from the company's index, which is the right plan only while the statistics know the tenant; with rows added
+ * since the last ANALYZE, or a tenant the sample missed, it walks every row of the company for each lookup.
+ * The accounts are locked in the same statement, in ascending id order (see the locking discipline above), all with
+ * the balance update's lock when any operation is created completed.
+ */
+async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[]) {
+  const exclusive = inputs.some((i) => i.status === 'completed')
+  const list = (values: Iterable<number | null | undefined>) => pgArray(ids(values), 'int')
+  // One round trip: the locking CTE runs first and in full (it is referenced), so the accounts are locked in id order
+  // before anything else is read.
+  const [refs] = rowsOf<{
+    accounts: { id: number; company_id: number; client_id: number; currency_name: string }[]
+    clients: { id: number; company_id: number; deleted: boolean }[]
+    types: { id: number; company_id: number }[]
+    cost_centers: { id: number; company_id: number }[]
+    tx_types: { id: number; company_id: number; is_commission: boolean }[]
+  }>(
+    await tx.execute(sql`with locked as (
+        select id, company_id, client_id, currency_name from accounts where id = any(${list(inputs.flatMap((i) => i.transactions.map((t) => t.account_id)))})
+        order by id ${exclusive ? sql`for no key update` : sql`for key share`}
+      )
+      select
+        coalesce((select json_agg(locked) from locked), '[]') as accounts,
+        -- Owners of the accounts too: an account of a deleted client is unknown.
+        coalesce((select json_agg(json_build_object('id', c.id, 'company_id', c.company_id, 'deleted', c.deleted_at is not null))
+                  from (select unnest(${list(inputs.map((i) => i.client_id))}) union select client_id from locked) as w(id)
+                  join clients c on c.id = w.id), '[]') as clients,
+        coalesce((select json_agg(json_build_object('id', id, 'company_id', company_id)) from operation_types
+                  where id = any(${list(inputs.map((i) => i.operation_type_id))})), '[]') as types,
+        coalesce((select json_agg(json_build_object('id', id, 'company_id', company_id)) from cost_centers
+                  where id = any(${list(inputs.map((i) => i.cost_center_id))})), '[]') as cost_centers,
+        coalesce((select json_agg(json_build_object('id', id, 'company_id', company_id, 'is_commission', is_commission)) from transaction_types
+                  where id = any(${list(inputs.flatMap((i) => i.transactions.map((t) => t.transaction_type_id)))})), '[]') as tx_types`),
+  )
+  const own = <T extends { id: number; company_id: number }>(rows: T[]) => new Map(rows.filter((r) => r.company_id === companyId).map((r) => [r.id, r]))
+  const clientRows = own(refs.clients)
+  const liveClient = (id: number) => clientRows.get(id)?.deleted === false
+  const accounts = new Map([...own(refs.accounts)].filter(([, a]) => liveClient(a.client_id)))
+  return { types: own(refs.types), liveClient, costCenters: own(refs.cost_centers), accounts, txTypes: own(refs.tx_types) }
+}
+
+type Refs = Awaited<ReturnType<typeof loadRefs>>
+
+/** The amounts as stored (six places), or 400 naming the first bad one. */
+function amountsOf(input: CreateOperationInput): string[] {
+  if (!Array.isArray(input.transactions) || input.transactions.length === 0)
+    throw invalid('An operation needs at least one transaction', [{ field: 'transactions', message: 'must have at least 1 item' }])
+  return input.transactions.map((t, i) => {
+    if (!isFiniteDecimal(t.amount)) throw badAmount(i, 'must be a number or a decimal string')
+    const value = dec(t.amount)
+    if (value.abs().gte(MAX_ABS_AMOUNT)) throw badAmount(i, 'too large')
+    const stored = toMoney(value)
+    if (dec(stored).isZero()) throw badAmount(i, 'must not be zero (after rounding to 6 decimals)')
+    return stored
+  })
+}
+
+/** One operation checked against its references: what to insert, or the first thing wrong with it (thrown). */
+function prepare(caller: Caller, input: CreateOperationInput, refs: Refs) {
+  const amounts = amountsOf(input)
+  if (!refs.types.has(input.operation_type_id))
+    throw unprocessable('OPERATION_TYPE_NOT_FOUND', 'Unknown operation type', [
+      { field: 'operation_type_id', message: `unknown operation type ${input.operation_type_id}` },
+    ])
+  if (input.client_id != null && !refs.liveClient(input.client_id))
+    throw unprocessable('UNKNOWN_CLIENT', 'Unknown client', [{ field: 'client_id', message: `unknown client ${input.client_id}` }])
+  if (input.cost_center_id != null && !refs.costCenters.has(input.cost_center_id))
+    throw unprocessable('UNKNOWN_COST_CENTER', 'Unknown cost center', [
+      { field: 'cost_center_id', message: `unknown cost center ${input.cost_center_id}` },
+    ])
+  unknownRefs('UNKNOWN_ACCOUNT', 'account_id', input.transactions.map((t, index) => ({ index, id: t.account_id })), refs.accounts)
+  const typeRefs = input.transactions
+    .map((t, index) => ({ index, id: t.transaction_type_id }))
+    .filter((r): r is { index: number; id: number } => r.id != null)
+  unknownRefs('UNKNOWN_TRANSACTION_TYPE', 'transaction_type_id', typeRefs, refs.txTypes)
+
+  const scope = clientScope(caller)
+  if (scope) {
+    const mine = new Set(scope)
+    const visible =
+      (input.client_id != null && mine.has(input.client_id)) || input.transactions.some((t) => mine.has(refs.accounts.get(t.account_id)!.client_id))
+    if (!visible) throw forbidden('The operation would be outside your client scope')
+  }
+  return { input, amounts, status: input.status ?? 'pending' }
+}
+
+type Prepared = ReturnType<typeof prepare>
+
+const OPERATION_COLUMNS = sql`id, company_id, operation_type_id, client_id, cost_center_id, description,
+  ${isoSql(sql`date`)} as date, status, created_by, ${isoSql(sql`created_at`)} as created_at, ${isoSql(sql`updated_at`)} as updated_at`
+const TRANSACTION_COLUMNS = sql`id, operation_id, account_id, currency, amount::text as amount, status, transaction_type_id, is_commission,
+  description, ${isoSql(sql`created_at`)} as created_at, ${isoSql(sql`updated_at`)} as updated_at`
+
+type InsertedOperation = Omit<OperationDto, 'transactions' | 'attachments'>
+type InsertedTransaction = Omit<OperationDto['transactions'][number], 'amount' | 'status'> & { amount: string; status: string }
+
+/**
+ * Inserts checked operations with two statements whatever their number (operations, then all their transactions,
+ * each from arrays bound as single parameters), moves the balances of those created completed, and announces each.
+ * Rows come back in id order, which is the order they were produced in, so the n-th operation is the n-th input.
+ * Balances move with one UPDATE per operation and account, as single creates make them: the audit trail then holds
+ * the same rows (each balance step with its before and after) whether the operations came one by one or in a batch;
+ * operations that touch different accounts share one statement, so a batch needs as many as the most operations
+ * moving one account.
+ */
+async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs: Refs): Promise<OperationDto[]> {
+  const companyId = caller.companyId
+  const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: i + 1, t, amount: p.amounts[j], status: p.status })))
+  // Ids are drawn first so each transaction can name its operation inside the same statement; the foreign keys are
+  // checked at its end, when both sets of rows exist.
+  const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
+    await tx.execute(sql`with ids as materialized (
+        select n, nextval(pg_get_serial_sequence('operations', 'id'))::int as id from generate_series(1, ${items.length}::int) as n
+      ), ops as (
+        insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
+        select ids.id, ${companyId}, u.type_id, u.client_id, u.cost_center_id, u.description,
+          coalesce(case when u.day ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+                        then u.day::date::timestamp at time zone (select timezone from companies where id = ${companyId})
+                        else u.day::timestamptz end, now()),
+          u.status, ${caller.employee?.id ?? null}::int
+        from unnest(${pgArray(items.map((p) => p.input.operation_type_id), 'int')}, ${pgArray(items.map((p) => p.input.client_id ?? null), 'int')},
+                    ${pgArray(items.map((p) => p.input.cost_center_id ?? null), 'int')}, ${pgArray(items.map((p) => p.input.description ?? ''), 'text')},
+                    ${pgArray(items.map((p) => p.input.date ?? null), 'text')}, ${pgArray(items.map((p) => p.status), 'text')})
+          with ordinality as u(type_id, client_id, cost_center_id, description, day, status, n)
+        join ids on ids.n = u.n
+        order by u.n
+        returning ${OPERATION_COLUMNS}
+      ), txs as (
+        insert into transactions (company_id, operation_id, account_id, currency, amount, status, transaction_type_id, is_commission,
+          description, completed_at)
+        select ${companyId}, ids.id, u.account_id, u.currency, u.amount, u.status, u.type_id, u.is_commission,
+          u.description, case when u.status = 'completed' then now() end
+        from unnest(${pgArray(legs.map((l) => l.op), 'int')}, ${pgArray(legs.map((l) => l.t.account_id), 'int')},
+                    ${pgArray(legs.map((l) => refs.accounts.get(l.t.account_id)!.currency_name), 'text')}, ${pgArray(legs.map((l) => l.amount), 'numeric')},
+                    ${pgArray(legs.map((l) => l.status), 'text')}, ${pgArray(legs.map((l) => l.t.transaction_type_id ?? null), 'int')},
+                    ${pgArray(legs.map((l) => (l.t.transaction_type_id != null ? refs.txTypes.get(l.t.transaction_type_id)!.is_commission : false)), 'bool')},
+                    ${pgArray(legs.map((l) => l.t.description ?? ''), 'text')})
+          with ordinality as u(op, account_id, currency, amount, status, type_id, is_commission, description, n)
+        join ids on ids.n = u.op
+        order by u.n
+        returning ${TRANSACTION_COLUMNS}
+      )
+      select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs`),
+  )
+  const ops = inserted.ops
+  const txRows = inserted.txs
+
+  // Per completed operation, the sum it adds to each account; then rounds in which no account appears twice.
+  const rounds: Map<number, Dec>[] = []
+  items.forEach((p) => {
+    if (p.status !== 'completed') return
+    const sums = new Map<number, Dec>()
+    p.input.transactions.forEach((t, j) => sums.set(t.account_id, (sums.get(t.account_id) ?? dec(0)).plus(p.amounts[j])))
+    for (const [account, delta] of sums) {
+      let round = rounds.find((r) => !r.has(account))
+      if (!round) rounds.push((round = new Map()))
+      round.set(account, delta)
+    }
+  })
+  for (const round of rounds) {
+    await tx.execute(sql`update accounts a set balance = a.balance + d.delta, updated_at = now()
+      from unnest(${pgArray([...round.keys()], 'int')}, ${pgArray([...round.values()].map((d) => d.toFixed()), 'numeric')}) as d(id, delta)
+      where a.id = d.id`)
+  }
+
+  const byOp = new Map<number, InsertedTransaction[]>()
+  for (const t of txRows) {
+    const list = byOp.get(t.operation_id)
+    if (list) list.push(t)
+    else byOp.set(t.operation_id, [t])
+  }
+  for (const op of ops) await announce(tx, { type: 'operation.created', companyId, object: { kind: 'operation', id: op.id } })
+  return ops.map((op) => ({
+    ...op,
+    status: op.status as OperationStatus,
+    transactions: (byOp.get(op.id) ?? []).map((t) => ({ ...t, amount: toJson(t.amount), status: t.status as 'pending' | 'completed' | 'cancelled' })),
+    attachments: [],
+  }))
 }
 
 /**
@@ -238,103 +412,33 @@ async function costCenterExists(tx: Tx, companyId: number, id: number): Promise<
  * operation they will be able to see (its client, or an account it moves, is in their scope): else 403.
  */
 export async function createOperation(tx: Tx, caller: Caller, input: CreateOperationInput): Promise<OperationDto> {
-  const companyId = caller.companyId
-  if (!Array.isArray(input.transactions) || input.transactions.length === 0)
-    throw invalid('An operation needs at least one transaction', [{ field: 'transactions', message: 'must have at least 1 item' }])
+  amountsOf(input)
+  const refs = await loadRefs(tx, caller.companyId, [input])
+  const [dto] = await insertOperations(tx, caller, [prepare(caller, input, refs)], refs)
+  return dto
+}
 
-  const amounts = input.transactions.map((t, i) => {
-    if (!isFiniteDecimal(t.amount)) throw badAmount(i, 'must be a number or a decimal string')
-    const value = dec(t.amount)
-    if (value.abs().gte(MAX_ABS_AMOUNT)) throw badAmount(i, 'too large')
-    const stored = toMoney(value)
-    if (dec(stored).isZero()) throw badAmount(i, 'must not be zero (after rounding to 6 decimals)')
-    return stored
+/**
+ * Creates up to MAX_BATCH operations in the caller's transaction, all or none: every item is checked exactly as a
+ * single create checks it, and when any fails the answer is 422 BATCH_ITEM_INVALID listing each failing item
+ * (`index`, `code`, `error`, and the item's own `details`) with nothing written.
+ */
+export async function createOperations(tx: Tx, caller: Caller, inputs: CreateOperationInput[]): Promise<OperationDto[]> {
+  if (inputs.length === 0 || inputs.length > MAX_BATCH)
+    throw invalid(`A batch holds 1 to ${MAX_BATCH} operations`, [{ field: 'operations', message: `1 to ${MAX_BATCH} items` }])
+  const refs = await loadRefs(tx, caller.companyId, inputs)
+  const prepared: Prepared[] = []
+  const bad: { index: number; code: string; error: string; details?: unknown }[] = []
+  inputs.forEach((input, index) => {
+    try {
+      prepared.push(prepare(caller, input, refs))
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e
+      bad.push({ index, code: e.code, error: e.message, ...(e.details !== undefined && { details: e.details }) })
+    }
   })
-
-  const [type] = await tx
-    .select({ id: operationTypes.id })
-    .from(operationTypes)
-    .where(and(eq(operationTypes.id, input.operation_type_id), eq(operationTypes.companyId, companyId)))
-  if (!type)
-    throw unprocessable('OPERATION_TYPE_NOT_FOUND', 'Unknown operation type', [
-      { field: 'operation_type_id', message: `unknown operation type ${input.operation_type_id}` },
-    ])
-
-  if (input.client_id != null) await requireLiveClient(tx, companyId, input.client_id)
-
-  if (input.cost_center_id != null && !(await costCenterExists(tx, companyId, input.cost_center_id)))
-    throw unprocessable('UNKNOWN_COST_CENTER', 'Unknown cost center', [
-      { field: 'cost_center_id', message: `unknown cost center ${input.cost_center_id}` },
-    ])
-
-  const status = input.status ?? 'pending'
-  const accountIds = [...new Set(input.transactions.map((t) => t.account_id))].sort((a, b) => a - b)
-  // Taken before the inserts so the foreign-key locks on accounts also come in ascending order.
-  const accountRows = await tx
-    .select({ id: accounts.id, currency: accounts.currencyName, clientId: accounts.clientId })
-    .from(accounts)
-    .innerJoin(clients, eq(clients.id, accounts.clientId))
-    .where(and(inArray(accounts.id, accountIds), eq(accounts.companyId, companyId), isNull(clients.deletedAt)))
-    .orderBy(asc(accounts.id))
-    .for(status === 'completed' ? 'no key update' : 'key share', { of: accounts })
-  const accountById = new Map(accountRows.map((a) => [a.id, a]))
-  unknownRefs('UNKNOWN_ACCOUNT', 'account_id', input.transactions.map((t, index) => ({ index, id: t.account_id })), new Set(accountById.keys()))
-
-  const typeRefs = input.transactions
-    .map((t, index) => ({ index, id: t.transaction_type_id }))
-    .filter((r): r is { index: number; id: number } => r.id != null)
-  const typeRows = typeRefs.length
-    ? await tx
-        .select({ id: transactionTypes.id, isCommission: transactionTypes.isCommission })
-        .from(transactionTypes)
-        .where(and(inArray(transactionTypes.id, typeRefs.map((r) => r.id)), eq(transactionTypes.companyId, companyId)))
-    : []
-  const commission = new Map(typeRows.map((r) => [r.id, r.isCommission]))
-  unknownRefs('UNKNOWN_TRANSACTION_TYPE', 'transaction_type_id', typeRefs, new Set(commission.keys()))
-
-  const scope = clientScope(caller)
-  if (scope) {
-    const mine = new Set(scope)
-    const visible =
-      (input.client_id != null && mine.has(input.client_id)) || accountRows.some((a) => mine.has(a.clientId))
-    if (!visible) throw forbidden('The operation would be outside your client scope')
-  }
-
-  const [op] = await tx
-    .insert(operations)
-    .values({
-      companyId,
-      operationTypeId: input.operation_type_id,
-      clientId: input.client_id ?? null,
-      costCenterId: input.cost_center_id ?? null,
-      description: input.description ?? '',
-      ...(input.date !== undefined && { date: instant(companyId, input.date) }),
-      status,
-      createdBy: caller.employee?.id ?? null,
-    })
-    .returning()
-
-  const txRows = await tx
-    .insert(transactions)
-    .values(
-      input.transactions.map((t, i) => ({
-        companyId,
-        operationId: op.id,
-        accountId: t.account_id,
-        currency: accountById.get(t.account_id)!.currency,
-        amount: amounts[i],
-        status,
-        transactionTypeId: t.transaction_type_id ?? null,
-        isCommission: t.transaction_type_id != null ? commission.get(t.transaction_type_id)! : false,
-        description: t.description ?? '',
-        completedAt: status === 'completed' ? sql`now()` : null,
-      })),
-    )
-    .returning()
-
-  if (status === 'completed') await addToBalances(tx, op.id)
-  await announce(tx, { type: 'operation.created', companyId, object: { kind: 'operation', id: op.id } })
-  return operationDto(op, [...txRows].sort((a, b) => a.id - b.id), [])
+  if (bad.length) throw unprocessable('BATCH_ITEM_INVALID', `${bad.length} of ${inputs.length} operations are invalid; nothing was created`, bad)
+  return insertOperations(tx, caller, prepared, refs)
 }
 
 type Transition = {
@@ -358,12 +462,14 @@ type Transition = {
  */
 async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, refuse: () => ApiError): Promise<number> {
   const op = id
-  const [row] = rowsOf<{ status: string }>(
-    await tx.execute(sql`select status from operations
-      where id = ${op} and company_id = ${caller.companyId} and ${operationVisible(caller, sql`operations.id`)}
+  // By id alone, the company checked on the row (see loadRefs); row-level security keeps other companies' rows out
+  // of the lock.
+  const [row] = rowsOf<{ status: string; company_id: number }>(
+    await tx.execute(sql`select status, company_id from operations
+      where id = ${op} and ${operationVisible(caller, sql`operations.id`)}
       for no key update of operations`),
   )
-  if (!row) throw notFound('Operation')
+  if (!row || row.company_id !== caller.companyId) throw notFound('Operation')
   if (!rule.allowed(row.status)) throw refuse()
 
   await tx.execute(sql`select id from accounts

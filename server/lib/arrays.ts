@@ -1,0 +1,15 @@
+import { sql, type SQL } from 'drizzle-orm'
+
+/**
+ * A list bound as ONE parameter in Postgres array syntax, cast to `type`. Drizzle spreads a JS array into one
+ * parameter per element, which gives every list length its own statement text (and prepared statement) and caps a
+ * list at 65,535 values; one array parameter keeps the text fixed whatever the length, for `= any(…)` and `unnest(…)`.
+ */
+export function pgArray(values: readonly (string | number | boolean | null)[], type: 'int' | 'text' | 'numeric' | 'bool' | 'smallint'): SQL {
+  const items = values.map((v) => {
+    if (v === null) return 'NULL'
+    if (typeof v === 'number' || typeof v === 'boolean') return String(v)
+    return `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`
+  })
+  return sql`${`{${items.join(',')}}`}::${sql.raw(type)}[]`
+}

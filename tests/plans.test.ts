@@ -1,0 +1,219 @@
+/**
+ * The plans of the hot write and list statements when the statistics do not know the tenant: (a) its rows were added
+ * after the last ANALYZE, (b) 99 other tenants fill the statistics and it is missing from them. Every statement the
+ * routes send (and those their triggers and foreign keys run) is explained by auto_explain as it runs, with actual row
+ * counts, under the tenant role and `app.company_id` exactly as the app runs it; each request is repeated past the
+ * point where prepared statements switch to generic plans. A lookup by id must read a handful of rows, never walk the
+ * company's rows; the clients list may read the company's matches once, never once per row.
+ */
+import { describe, expect, beforeAll, afterAll } from 'bun:test'
+import postgres from 'postgres'
+import { drizzle } from 'drizzle-orm/postgres-js'
+import * as schema from '../db/schema'
+import { openDatabase, preparing, rowsOf, type Database, type Db } from '../db/client'
+import { createApp } from '../server/app'
+import type { AppContext } from '../server/context'
+import { DomainEvents } from '../server/lib/events'
+import { onPostgres, postgresTest, testConfig } from './helpers'
+import { freezeStatistics, newCompany, seedOthers, seedTenant, type Tenant } from '../bench/lib/tenants'
+
+const TENANT_CLIENTS = 3000
+const TENANT_OPERATIONS = 1000
+const OTHERS = 99
+const OTHER_CLIENTS = 400
+const OTHER_OPERATIONS = 300
+/** Rows one statement may read from a tenant table for an id lookup (the tenant holds thousands). */
+const LOOKUP_BUDGET = 100
+/** A repeated statement switches to a generic plan after five custom ones. */
+const REPEAT = 7
+
+const BIG = /^(clients|accounts|operations|transactions)$/
+const BIG_INDEX = /^(clients|accounts|operations|transactions)_/
+
+interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Index Name'?: string
+  'Actual Rows'?: number
+  'Actual Loops'?: number
+  'Rows Removed by Filter'?: number
+  'Rows Removed by Index Recheck'?: number
+  Plans?: PlanNode[]
+}
+
+interface Explained {
+  text: string
+  plan: PlanNode
+}
+
+/** Rows each node over a tenant table reads (returned plus filtered away, over all loops). */
+function reads(node: PlanNode, out: { node: string; perLoop: number; loops: number; total: number }[] = []) {
+  const table = node['Relation Name'] ?? /^([a-z]+)_/.exec(node['Index Name'] ?? '')?.[1]
+  if (table && (BIG.test(table) || BIG_INDEX.test(node['Index Name'] ?? ''))) {
+    const loops = node['Actual Loops'] ?? 1
+    const perLoop = (node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)
+    out.push({ node: `${node['Node Type']} ${node['Index Name'] ?? node['Relation Name']}`, perLoop, loops, total: perLoop * loops })
+  }
+  for (const child of node.Plans ?? []) reads(child, out)
+  return out
+}
+
+const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const name = `fos_plans_${process.pid}`
+
+let admin: postgres.Sql
+let owner: postgres.Sql
+let database: Database
+let client: postgres.Sql
+let app: ReturnType<typeof createApp>
+const notices: Explained[] = []
+let fresh: Tenant
+let skewed: Tenant
+
+async function call(method: string, path: string, key: string, body?: unknown) {
+  const res = await app.handle(
+    new Request(`http://fos.test${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  )
+  const text = await res.text()
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`)
+  return JSON.parse(text)
+}
+
+/** The plans of every statement `fn` makes the database run, from its REPEAT runs. */
+async function explained(fn: () => Promise<unknown>): Promise<Explained[]> {
+  notices.length = 0
+  for (let i = 0; i < REPEAT; i++) await fn()
+  return [...notices]
+}
+
+const pick = <T>(list: T[], n: number) => Array.from({ length: n }, () => list[Math.floor(Math.random() * list.length)])
+
+async function tenant(companyName: string, clients: number, operations: number): Promise<Tenant> {
+  const { companyId, key } = await newCompany(database, companyName)
+  return { companyId, key, ...(await seedTenant(owner, companyId, clients, operations)) }
+}
+
+if (onPostgres()) {
+  beforeAll(async () => {
+    admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
+    await admin.unsafe(`create database ${name}`)
+    const url = new URL(ADMIN_URL)
+    url.pathname = `/${name}`
+    database = await openDatabase({ url: url.toString(), poolMax: 2 })
+    owner = postgres(url.toString(), { max: 1, onnotice: () => {} })
+    // One connection for the app, with auto_explain reporting each statement's plan to it as a notice.
+    client = preparing(
+      postgres(url.toString(), {
+        max: 1,
+        onnotice: (n) => {
+          if (!String(n.message).startsWith('duration')) return
+          const json = JSON.parse(String(n.message).replace(/^duration: [\d.]+ ms\s+plan:\s*/, ''))
+          notices.push({ text: json['Query Text'], plan: json.Plan })
+        },
+      }),
+    )
+    await client.unsafe(`load 'auto_explain'`)
+    await client.unsafe(`set auto_explain.log_min_duration = 0; set auto_explain.log_analyze = on; set auto_explain.log_timing = off;
+      set auto_explain.log_format = json; set auto_explain.log_nested_statements = on; set auto_explain.log_level = notice`)
+    const db = drizzle(client, { schema }) as unknown as Db
+    const ctx: AppContext = {
+      config: testConfig({ databaseUrl: url.toString() }),
+      database: { ...database, db, rows: async (query, on = db) => rowsOf(await on.execute(query)) },
+      db,
+      store: undefined as never,
+      clock: () => new Date(),
+      log: () => {},
+      events: new DomainEvents(),
+    }
+    app = createApp(ctx)
+
+    // (a) Statistics of an empty database; the tenant arrives afterwards.
+    await freezeStatistics(owner)
+    fresh = await tenant('Recién llegada', TENANT_CLIENTS, TENANT_OPERATIONS)
+    // (b) 99 other tenants analysed; the tenant arrives afterwards.
+    await seedOthers(owner, database, OTHERS, OTHER_CLIENTS, OTHER_OPERATIONS)
+    await owner.unsafe('analyze')
+    skewed = await tenant('Nueva en base compartida', TENANT_CLIENTS, TENANT_OPERATIONS)
+  }, 240_000)
+
+  afterAll(async () => {
+    await client?.end({ timeout: 5 })
+    await owner?.end({ timeout: 5 })
+    await database?.close()
+    await admin?.unsafe(`drop database if exists ${name} with (force)`)
+    await admin?.end({ timeout: 5 })
+  })
+}
+
+function expectLookups(plans: Explained[], what: string) {
+  expect(plans.length).toBeGreaterThan(0)
+  for (const p of plans) {
+    const heavy = reads(p.plan).filter((r) => r.total > LOOKUP_BUDGET)
+    if (heavy.length) throw new Error(`${what}: ${JSON.stringify(heavy)} in\n${p.text}\n${JSON.stringify(p.plan, null, 1).slice(0, 4000)}`)
+  }
+}
+
+describe.each([
+  ['tenant rows added after the last ANALYZE', () => fresh],
+  ['99 other tenants dominate the statistics', () => skewed],
+])('plans when %s', (_, who) => {
+  postgresTest('creating operations (pending, completed with a client, a batch) reads only the rows it names', async () => {
+    const t = who()
+    const leg = (account: number, amount: string) => ({ account_id: account, amount })
+    const body = (status: 'pending' | 'completed') => {
+      const [a, b, c] = pick(t.accountIds, 3)
+      return { operation_type_id: t.typeId, status, client_id: pick(t.clientIds, 1)[0], transactions: [leg(a, '100'), leg(b, '-60'), leg(c, '-40')] }
+    }
+    expectLookups(await explained(() => call('POST', '/api/operations', t.key, body('pending'))), 'create pending')
+    expectLookups(await explained(() => call('POST', '/api/operations', t.key, body('completed'))), 'create completed')
+    expectLookups(
+      await explained(() => call('POST', '/api/operations/batch', t.key, { operations: [body('pending'), body('completed'), body('completed')] })),
+      'batch create',
+    )
+  }, 60_000)
+
+  postgresTest('approving reads only the operation, its transactions and their accounts', async () => {
+    const t = who()
+    const ids: number[] = []
+    for (let i = 0; i < REPEAT; i++) {
+      const [a, b] = pick(t.accountIds, 2)
+      ids.push((await call('POST', '/api/operations', t.key, { operation_type_id: t.typeId, transactions: [{ account_id: a, amount: 5 }, { account_id: b, amount: -5 }] })).id)
+    }
+    let next = 0
+    expectLookups(await explained(() => call('POST', `/api/operations/${ids[next++]}/approve`, t.key)), 'approve')
+  }, 60_000)
+
+  postgresTest('creating clients, one or a batch, reads no other client', async () => {
+    const t = who()
+    const plans = await explained(() => call('POST', '/api/clients', t.key, { name: 'Nuevo', type: 1, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] }))
+    expectLookups(plans, 'client create')
+    const many = Array.from({ length: 20 }, (_, i) => ({ name: `Lote ${i}`, type: 1, accounts: [{ currency_name: 'ARS' }] }))
+    expectLookups(await explained(() => call('POST', '/api/clients/batch', t.key, { clients: many })), 'client batch')
+  }, 60_000)
+
+  postgresTest('the clients and operations pages read the matches once and each listed record by id', async () => {
+    const t = who()
+    const pages = [
+      ['/api/clients?page=1&pageSize=50', /with matches as/],
+      ['/api/clients?page=3&pageSize=50&description=cartera%201&type=1', /with matches as/],
+      ['/api/operations?page=2&pageSize=50', /from "operations"|from "transactions"/],
+    ] as const
+    for (const [query, statement] of pages) {
+      const plans = await explained(() => call('GET', query, t.key))
+      const list = plans.filter((p) => statement.test(p.text))
+      expect(list.length).toBeGreaterThanOrEqual(REPEAT)
+      for (const p of list) {
+        const nodes = reads(p.plan)
+        // The filter runs once over the company's clients; nothing walks them again per row, and nothing reads another
+        // company's rows.
+        const repeated = nodes.filter((r) => r.loops > 1 && r.perLoop > 10)
+        const total = nodes.reduce((sum, r) => sum + r.total, 0)
+        if (repeated.length || total > 4 * TENANT_CLIENTS) throw new Error(`${query}: ${JSON.stringify(nodes)}`)
+      }
+    }
+  }, 60_000)
+})
