@@ -166,8 +166,8 @@ describe('counter console, dispenser and kiosk together', () => {
     expect(await kiosk.getByTestId('current-desk').textContent()).toContain('Caja 3')
     // The clock runs while the customer is served.
     const before = await consolePage.getByTestId('timer').textContent()
-    await consolePage.waitForTimeout(1100)
-    expect(await consolePage.getByTestId('timer').textContent()).not.toBe(before)
+    await consolePage.bringToFront()
+    await consolePage.waitForFunction((b) => document.querySelector('[data-testid=timer]')?.textContent !== b, before, { timeout: 5000 })
     expect((await ok('GET', '/api/ventanilla/queue')).data[0].waiting).toEqual([])
     // R calls again (the kiosk announces it again); then F finishes.
     await consolePage.keyboard.press('r')
