@@ -73,17 +73,120 @@ export function preparing<T extends object>(client: T, texts = new Set<string>()
   return client
 }
 
-export async function openDatabase(opts: { url?: string; dataDir?: string; poolMax?: number }): Promise<Database> {
-  return opts.url ? openPostgres(opts.url, opts.poolMax ?? 10) : openPglite(opts.dataDir)
+export interface DatabaseOptions {
+  url?: string
+  dataDir?: string
+  poolMax?: number
+  /**
+   * `transaction` when `url` reaches Postgres through a pooler in transaction pooling (PgBouncer): nothing may rely
+   * on session state between transactions, so no named prepared statements; LISTEN and the migration lock then go
+   * through `directUrl`.
+   */
+  poolMode?: 'session' | 'transaction'
+  /** A connection to Postgres itself, for what needs one session; `url` when absent. */
+  directUrl?: string
 }
 
-async function openPostgres(url: string, poolMax: number): Promise<Database> {
+/** The start refuses a setup that would lose writes; the message says what to change. */
+export class DatabaseSetupError extends Error {}
+
+/**
+ * At most `max` statements outside transactions and transactions in flight on the pool, so postgres.js always finds
+ * an idle connection and never pipelines. Behind PgBouncer (1.18) a pipelined statement outside a transaction is
+ * lost: PgBouncer hands the server session back to its pool at the first statement's ReadyForQuery, drops the
+ * server's answers to the second ("got packet from server when not linked") and the second waits forever.
+ * (postgres.js `max_pipeline: 1` is no cure: a BEGIN queued behind another statement then never reserves its
+ * connection.) Statements inside a transaction run on its reserved connection and are not counted again.
+ */
+function unpipelined<T extends object>(client: T, max: number): T {
+  const sql = client as unknown as Record<string, (...args: unknown[]) => any>
+  let free = max
+  const waiting: (() => void)[] = []
+  const gated = async <R>(fn: () => PromiseLike<R>): Promise<R> => {
+    if (free > 0) free--
+    else await new Promise<void>((resolve) => waiting.push(resolve))
+    try {
+      return await fn()
+    } finally {
+      // postgres.js marks the connection idle before the statement's promise settles, so the next one finds it idle.
+      const next = waiting.shift()
+      if (next) next()
+      else free++
+    }
+  }
+  const unsafe = sql.unsafe.bind(client)
+  // Drizzle awaits `unsafe(…)` or `unsafe(…).values()` at once; the statement is created when a permit is free.
+  sql.unsafe = (...args: unknown[]) => {
+    // sql.begin's own BEGIN comes through here too, already inside its permit.
+    if ((args[2] as { onexecute?: unknown } | undefined)?.onexecute) return unsafe(...args)
+    const run = (values: boolean) => gated(() => (values ? unsafe(...args).values() : unsafe(...args)))
+    return { values: () => run(true), then: (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) => run(false).then(ok, fail) }
+  }
+  const begin = sql.begin.bind(client)
+  sql.begin = (...args: unknown[]) => gated(() => begin(...args))
+  return client
+}
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  return opts.url
+    ? openPostgres(opts.url, opts.poolMax ?? 10, opts.poolMode ?? 'session', opts.directUrl ?? opts.url)
+    : openPglite(opts.dataDir)
+}
+
+type Postgres = typeof import('postgres')
+
+/**
+ * Whether two client sessions of `url` are served by one server session: what a pooler in transaction (or
+ * statement) pooling does, and what neither Postgres itself nor session pooling ever does. The first session's
+ * statement ends its transaction and frees its backend; the second session then gets that backend (PgBouncer hands
+ * out the most recently freed one) and so reports the same backend pid. Over a direct connection the two pids
+ * always differ. A few rounds, in case another client takes the freed backend in between.
+ */
+async function sharesServerSessions(postgres: Postgres, url: string): Promise<number | null> {
+  const a = postgres(url, { max: 1, prepare: false, onnotice: () => {} })
+  const b = postgres(url, { max: 1, prepare: false, onnotice: () => {} })
+  try {
+    for (let round = 0; round < 5; round++) {
+      const [{ pid: first }] = await a`select pg_backend_pid() as pid`
+      const [{ pid: second }] = await b`select pg_backend_pid() as pid`
+      if (first === second) return first as number
+    }
+    return null
+  } finally {
+    await Promise.all([a.end({ timeout: 1 }), b.end({ timeout: 1 })])
+  }
+}
+
+async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 'transaction', directUrl: string): Promise<Database> {
   const { default: postgres } = await import('postgres')
   const { drizzle } = await import('drizzle-orm/postgres-js')
   const { migrate } = await import('drizzle-orm/postgres-js/migrator')
 
+  // Behind transaction pooling a named prepared statement lives on one server session while the next transaction of
+  // the same client may run on another. postgres.js then retries the statement it finds missing, and when that
+  // statement is the COMMIT (postgres.js prepares it too) the retry runs in a transaction the first failure already
+  // aborted, where COMMIT answers ROLLBACK without an error: the write is acknowledged and gone. So a pooled URL
+  // without DATABASE_POOL_MODE=transaction stops the start, and the direct URL must really be direct.
+  const pooledPid = await sharesServerSessions(postgres, url)
+  if (pooledPid !== null && poolMode !== 'transaction')
+    throw new DatabaseSetupError(
+      `DATABASE_URL reaches Postgres through a pooler in transaction pooling (two client sessions were served by one server session, pid ${pooledPid}). ` +
+        'Named prepared statements do not survive that and acknowledged writes would be lost: set DATABASE_POOL_MODE=transaction ' +
+        'and DATABASE_DIRECT_URL to a connection to Postgres itself (LISTEN/NOTIFY and the migration lock need one session).',
+    )
+  if (poolMode === 'transaction') {
+    const directPid = directUrl === url ? pooledPid : await sharesServerSessions(postgres, directUrl)
+    if (directPid !== null)
+      throw new DatabaseSetupError(
+        `${directUrl === url ? 'DATABASE_URL (DATABASE_DIRECT_URL is not set)' : 'DATABASE_DIRECT_URL'} is served by a pooler in transaction pooling ` +
+          `(two client sessions shared server session pid ${directPid}); LISTEN/NOTIFY and the migration lock need a connection to Postgres itself: ` +
+          'set DATABASE_DIRECT_URL to one.',
+      )
+  }
+  const pooled = poolMode === 'transaction'
+
   // Migrations run on one dedicated session holding an advisory lock, so processes starting together take turns.
-  const admin = postgres(url, { max: 1, onnotice: () => {} })
+  const admin = postgres(directUrl, { max: 1, onnotice: () => {} })
   try {
     await admin`select pg_advisory_lock(${MIGRATION_LOCK})`
     await migrate(drizzle(admin), { migrationsFolder: MIGRATIONS })
@@ -93,19 +196,25 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
     await admin.end()
   }
 
-  const client = preparing(postgres(url, { max: poolMax, onnotice: () => {} }))
+  const base = postgres(url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }) })
+  const client = pooled ? unpipelined(base, poolMax) : preparing(base)
+  // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
+  let listener: ReturnType<Postgres> | null = pooled ? null : client
   const db = drizzle(client, { schema }) as unknown as Db
   return {
     kind: 'postgres',
     db,
     async listen(channel, onPayload) {
-      const sub = await client.listen(channel, onPayload)
+      listener ??= postgres(directUrl, { max: 1, onnotice: () => {} })
+      const sub = await listener.listen(channel, onPayload)
       return () => sub.unlisten()
     },
     async rows(query, on = db) {
       return rowsOf(await on.execute(query))
     },
-    close: () => client.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.all([client.end({ timeout: 5 }), listener !== client && listener?.end({ timeout: 5 })])
+    },
   }
 }
 

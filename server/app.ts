@@ -3,10 +3,12 @@ import { sql } from 'drizzle-orm'
 import type { AppContext } from './context'
 import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
-import { rateLimit } from './plugins/rate-limit'
+import { memoryBuckets, postgresBuckets, rateLimit } from './plugins/rate-limit'
 import { bodyLimit } from './plugins/body-limit'
+import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
 import { etag } from './plugins/etag'
+import { errors as errorAnswers } from './lib/models'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
@@ -27,9 +29,15 @@ import { sessionsModule } from './modules/sessions'
 export function createApp(app: AppContext) {
   return new Elysia()
     .use(requestLog((entry) => app.log(entry)))
-    .use(bodyLimit(app.config.maxJsonBytes))
+    .use(addressLimit(app.config.maxRequestsPerAddress))
+    .use(bodyLimit({ maxBytes: app.config.maxJsonBytes, maxDepth: app.config.maxJsonDepth, timeoutMs: app.config.bodyTimeoutMs }))
     .use(errors((entry) => app.log(entry)))
-    .use(rateLimit(app.config.rateLimit))
+    .use(
+      rateLimit(app.config.rateLimit, {
+        store: app.database.kind === 'postgres' ? postgresBuckets(app.database) : memoryBuckets(),
+        trustProxy: app.config.trustProxy,
+      }),
+    )
     .use(docs(app.config.publicBaseUrl))
     .use(etag())
     .get(
@@ -38,7 +46,7 @@ export function createApp(app: AppContext) {
         await app.db.execute(sql`select 1`)
         return { status: 'ok' as const }
       },
-      { response: { 200: t.Object({ status: t.Literal('ok') }) }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
+      { response: { 200: t.Object({ status: t.Literal('ok') }), ...errorAnswers() }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
     )
     .use(superadmin(app))
     .use(sessionsModule(app))

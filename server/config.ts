@@ -1,11 +1,18 @@
 import { join, resolve } from 'node:path'
+import { createPrivateKey } from 'node:crypto'
 
 export interface Config {
   port: number
   databaseUrl?: string
+  /** `transaction` when DATABASE_URL goes through a pooler in transaction pooling (PgBouncer). */
+  databasePoolMode: 'session' | 'transaction'
+  /** Postgres itself, for LISTEN/NOTIFY and the migration lock; DATABASE_URL when unset. */
+  databaseDirectUrl?: string
   dataDir: string
   publicBaseUrl: string
   signingSecret: string
+  /** PKCS#8 PEM of the Ed25519 key signing audit digests; '' means the one kept under DATA_DIR. */
+  auditSigningKey: string
   s3?: {
     bucket: string
     endpoint?: string
@@ -18,10 +25,24 @@ export interface Config {
   maxUploadBytes: number
   /** Bound on every non-multipart request body (JSON above all); uploads have `maxUploadBytes`. */
   maxJsonBytes: number
+  /** Deepest nesting of a JSON body (400 VALIDATION_ERROR past it). */
+  maxJsonDepth: number
+  /** A body must arrive whole within this many ms of the request (408 and the connection closed). */
+  bodyTimeoutMs: number
+  /** Seconds a connection may stay silent before the listener closes it (event streams are exempt). */
+  idleTimeoutS: number
+  /** Requests in progress at once from one client address (429 past it). */
+  maxRequestsPerAddress: number
+  /** How long a request waits for a database connection before 503 with Retry-After. */
+  dbQueueTimeoutMs: number
+  /** Statement exports: their own small pool, how many per company at once, and their bounds. */
+  exports: { poolMax: number; perCompany: number; maxRows: number; statementTimeoutMs: number }
   /** Abuse limits of the public ventanilla event stream. */
-  sse: { maxStreamsPerToken: number; maxPendingEvents: number }
+  sse: { maxStreamsPerToken: number; maxStreamsPerAddress: number; maxPendingEvents: number }
   dbPoolMax: number
   rateLimit: { perKey: number; perIp: number }
+  /** Behind a balancer that appends the client address to X-Forwarded-For, limit per that address. */
+  trustProxy: boolean
 }
 
 export class ConfigError extends Error {}
@@ -47,6 +68,20 @@ function url(env: Record<string, string | undefined>, name: string, protocols: s
   return raw
 }
 
+/** A PKCS#8 PEM Ed25519 private key; `\n` escapes are accepted for environments that keep one line per variable. */
+function ed25519Pem(env: Record<string, string | undefined>, name: string): string {
+  const raw = (env[name] ?? '').replace(/\\n/g, '\n').trim()
+  if (!raw) return ''
+  let type: string | undefined
+  try {
+    type = createPrivateKey(raw).asymmetricKeyType
+  } catch {
+    throw new ConfigError(`${name} must be a PKCS#8 PEM private key`)
+  }
+  if (type !== 'ed25519') throw new ConfigError(`${name} must be an Ed25519 key, got ${type}`)
+  return `${raw}\n`
+}
+
 /** Reads and checks the environment; a bad value stops the start with a message naming the variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535)
@@ -57,11 +92,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (raw === 'true' || raw === '1') return true
     throw new ConfigError(`${name} must be true or false, got "${env[name]}"`)
   }
+  const poolMode = env.DATABASE_POOL_MODE || 'session'
+  if (poolMode !== 'session' && poolMode !== 'transaction')
+    throw new ConfigError(`DATABASE_POOL_MODE must be session or transaction, got "${poolMode}"`)
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
+  const databaseDirectUrl = url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'])
+  if (databaseDirectUrl && !databaseUrl) throw new ConfigError('DATABASE_DIRECT_URL needs DATABASE_URL')
   const signingSecret = env.SIGNING_SECRET ?? ''
   if (signingSecret && signingSecret.length < 16) throw new ConfigError('SIGNING_SECRET must be at least 16 characters')
   return {
     port,
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
+    databasePoolMode: poolMode,
+    databaseDirectUrl,
+    auditSigningKey: ed25519Pem(env, 'AUDIT_SIGNING_KEY'),
     dataDir,
     publicBaseUrl: (url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, ''),
     signingSecret,
@@ -85,15 +129,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 31),
     maxJsonBytes: integer(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 2 ** 31),
+    maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', 64, 1, 10_000),
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    idleTimeoutS: integer(env, 'IDLE_TIMEOUT_S', 30, 1, 255),
+    maxRequestsPerAddress: integer(env, 'MAX_REQUESTS_PER_ADDRESS', 256, 0, 1_000_000),
+    dbQueueTimeoutMs: integer(env, 'DB_QUEUE_TIMEOUT_MS', 5000, 1, 600_000),
+    exports: {
+      poolMax: integer(env, 'EXPORT_POOL_MAX', 2, 1, 100),
+      perCompany: integer(env, 'EXPORTS_PER_COMPANY', 2, 1, 1000),
+      maxRows: integer(env, 'EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
+      statementTimeoutMs: integer(env, 'EXPORT_STATEMENT_TIMEOUT_MS', 120_000, 100, 3_600_000),
+    },
     sse: {
       maxStreamsPerToken: integer(env, 'SSE_MAX_STREAMS_PER_TOKEN', 20, 1, 100_000),
+      maxStreamsPerAddress: integer(env, 'SSE_MAX_STREAMS_PER_ADDRESS', 50, 1, 100_000),
       maxPendingEvents: integer(env, 'SSE_MAX_PENDING_EVENTS', 32, 1, 10_000),
     },
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 500),
     rateLimit: {
-      perKey: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+      perKey: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 1_000_000),
       perIp: integer(env, 'RATE_LIMIT_IP_PER_MINUTE', 600, 0, 1_000_000),
     },
+    trustProxy: bool('TRUST_PROXY'),
   }
 }
 

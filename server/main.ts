@@ -2,11 +2,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ConfigError, loadConfig, type Config } from './config'
-import { openDatabase } from '../db/client'
+import { DatabaseSetupError, openDatabase } from '../db/client'
 import { createStore } from './infra/storage'
 import { createApp } from './app'
 import type { AppContext } from './context'
 import { DomainEvents } from './lib/events'
+import { closeExports } from './modules/exports/limits'
+import { auditSigningKeyPem } from './modules/audit/signing-key'
+import { startAuditChain } from './modules/audit/worker'
 
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }))
 
@@ -32,11 +35,17 @@ async function main() {
     }
     throw e
   }
-  config = { ...config, signingSecret: signingSecret(config) }
+  config = { ...config, signingSecret: signingSecret(config), auditSigningKey: auditSigningKeyPem(config) }
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
     poolMax: config.dbPoolMax,
+    poolMode: config.databasePoolMode,
+    directUrl: config.databaseDirectUrl,
+  }).catch((e) => {
+    if (!(e instanceof DatabaseSetupError)) throw e
+    console.error(`Database setup error: ${e.message}`)
+    process.exit(2)
   })
   const ctx: AppContext = {
     config,
@@ -52,9 +61,11 @@ async function main() {
     const { seedDemo } = await import('./demo')
     await seedDemo(ctx, app)
   }
+  // A silent connection is closed after IDLE_TIMEOUT_S; event streams lift it for themselves (they speak every 20 s).
   // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload
   // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
-  const server = app.listen({ port: config.port, idleTimeout: 0, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
+  const server = app.listen({ port: config.port, idleTimeout: config.idleTimeoutS, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
+  const auditChain = startAuditChain(ctx)
   log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
 
   let stopping = false
@@ -63,6 +74,8 @@ async function main() {
     stopping = true
     log({ level: 'info', msg: 'stopping', signal })
     await server.stop(true)
+    await closeExports(ctx)
+    await auditChain.stop()
     await database.close()
     process.exit(0)
   }

@@ -1,4 +1,5 @@
 import { test } from 'bun:test'
+import { appendFileSync } from 'node:fs'
 import { SignJWT } from 'jose'
 import { createApp } from '../server/app'
 import { loadConfig, type Config } from '../server/config'
@@ -57,8 +58,39 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     SUPERADMIN_EMAILS: SUPERADMIN_EMAIL,
     RATE_LIMIT_PER_MINUTE: '0',
     RATE_LIMIT_IP_PER_MINUTE: '0',
+    // Suites fire bursts at one company on a shared machine: overload refusals have their own test.
+    DB_QUEUE_TIMEOUT_MS: '120000',
   })
   return { ...base, databaseUrl: process.env.TEST_DATABASE_URL, ...overrides }
+}
+
+/**
+ * With `CONTRACT_PAIRS` set, every request a test sends and the answer it gets are appended to that file, one JSON
+ * line each, for the test that checks them against the OpenAPI document.
+ */
+const PAIRS_FILE = process.env.CONTRACT_PAIRS
+
+export interface RecordedPair {
+  method: string
+  path: string
+  requestType: string | null
+  requestBody: string | null
+  status: number
+  responseType: string | null
+  responseBody: string
+}
+
+function recordPair(file: string, method: string, path: string, headers: Headers, body: BodyInit | undefined, res: Response, text: string) {
+  const pair: RecordedPair = {
+    method,
+    path,
+    requestType: headers.get('content-type'),
+    requestBody: typeof body === 'string' ? body : null,
+    status: res.status,
+    responseType: res.headers.get('content-type'),
+    responseBody: text.length > 1_000_000 ? '' : text,
+  }
+  appendFileSync(file, `${JSON.stringify(pair)}\n`)
 }
 
 let shared: Promise<TestApp> | undefined
@@ -110,6 +142,7 @@ export async function buildTestApp(overrides: Partial<Config> = {}): Promise<Tes
       const text = await res.text()
       let parsed: unknown = text
       if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text)
+      if (PAIRS_FILE) recordPair(PAIRS_FILE, method, path, headers, body, res, text)
       return { status: res.status, body: parsed as any, headers: res.headers }
     },
     superToken(email = SUPERADMIN_EMAIL, expiresIn = '5m') {

@@ -90,7 +90,7 @@ export interface LoadSpec {
   url: string
   connections: number
   duration: number
-  requests: { method?: string; path: string; headers?: Record<string, string> }[]
+  requests: { method?: string; path: string; headers?: Record<string, string>; body?: string }[]
 }
 
 /** Runs autocannon in its own Node process (bench/lib/load.mjs), bounded by the spec's duration plus a margin. */

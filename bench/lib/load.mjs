@@ -11,7 +11,7 @@ const instance = autocannon({
   url: spec.url,
   connections: spec.connections,
   duration: spec.duration,
-  requests: spec.requests.map((r) => ({ method: r.method ?? 'GET', path: r.path, headers: r.headers ?? {} })),
+  requests: spec.requests.map((r) => ({ method: r.method ?? 'GET', path: r.path, headers: r.headers ?? {}, ...(r.body !== undefined && { body: r.body }) })),
   timeout: 10,
 })
 instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms))

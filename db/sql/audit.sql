@@ -59,16 +59,74 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION audit_read_only() RETURNS trigger
+-- Tamper evidence (contract §14): every audit row gets a place in its company's hash chain after it commits.
+-- The canonical JSON a row's hash covers: Postgres's text form of this jsonb object (keys shorter first, then
+-- bytewise; `", "` and `": "` separators; numbers exactly as stored), so the sealer and the verifier read the very
+-- same bytes out of the database. `hash` = hex SHA-256 of the UTF-8 bytes of prev_hash (64 hex characters; 64
+-- zeros before seq 1) followed directly by this text. SECURITY.md shows how to recompute it.
+CREATE OR REPLACE FUNCTION audit_canonical(a audit_logs) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object(
+    'id', a.id,
+    'entity', a.entity,
+    'entity_id', a.entity_id,
+    'action', a.action,
+    'raw_action', a.raw_action,
+    'actor_email', a.actor_email,
+    'channel', a.channel,
+    'channel_detail', a.channel_detail,
+    'timestamp', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'before', a.before,
+    'after', a.after
+  )::text
+$$;
+
+-- Append-only for every role, the owner included (the tenant role has no UPDATE or DELETE grant at all):
+-- the one change allowed is the seal, set once on an unsealed row, with every recorded column left as it was.
+CREATE OR REPLACE FUNCTION audit_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  RAISE EXCEPTION 'audit_logs is append-only';
+  IF TG_OP = 'UPDATE'
+     AND OLD.seq IS NULL AND OLD.prev_hash IS NULL AND OLD.hash IS NULL AND OLD.sealed_at IS NULL
+     AND NEW.seq IS NOT NULL AND NEW.prev_hash IS NOT NULL AND NEW.hash IS NOT NULL AND NEW.sealed_at IS NOT NULL
+     AND (NEW.id, NEW.company_id, NEW.entity, NEW.entity_id, NEW.action, NEW.raw_action, NEW.actor_email, NEW.channel,
+          NEW.channel_detail, NEW.before, NEW.after, NEW.changes, NEW.created_at)
+         IS NOT DISTINCT FROM
+         (OLD.id, OLD.company_id, OLD.entity, OLD.entity_id, OLD.action, OLD.raw_action, OLD.actor_email, OLD.channel,
+          OLD.channel_detail, OLD.before, OLD.after, OLD.changes, OLD.created_at)
+  THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION '% is append-only (% refused)', TG_TABLE_NAME, TG_OP USING ERRCODE = 'insufficient_privilege';
 END
 $$;
 
-CREATE OR REPLACE TRIGGER audit_logs_read_only
+DROP TRIGGER IF EXISTS audit_logs_read_only ON audit_logs;
+DROP FUNCTION IF EXISTS audit_read_only();
+
+CREATE OR REPLACE TRIGGER audit_logs_guard
   BEFORE UPDATE OR DELETE ON audit_logs
-  FOR EACH ROW EXECUTE FUNCTION audit_read_only();
+  FOR EACH ROW EXECUTE FUNCTION audit_guard();
+
+CREATE OR REPLACE TRIGGER audit_logs_no_truncate
+  BEFORE TRUNCATE ON audit_logs
+  FOR EACH STATEMENT EXECUTE FUNCTION audit_guard();
+
+-- Digests are written once by the chain worker and never change.
+CREATE OR REPLACE FUNCTION audit_digest_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'audit_digests is append-only (% refused)', TG_OP USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+
+CREATE OR REPLACE TRIGGER audit_digests_guard
+  BEFORE UPDATE OR DELETE ON audit_digests
+  FOR EACH ROW EXECUTE FUNCTION audit_digest_guard();
+
+CREATE OR REPLACE TRIGGER audit_digests_no_truncate
+  BEFORE TRUNCATE ON audit_digests
+  FOR EACH STATEMENT EXECUTE FUNCTION audit_digest_guard();
 
 -- Every table with a company column gets the trigger by default: a new table is audited without anyone asking.
 CREATE OR REPLACE FUNCTION audit_attach_all() RETURNS void
@@ -82,7 +140,7 @@ BEGIN
       JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = current_schema()
        AND c.relkind = 'r'
-       AND c.relname NOT IN ('audit_logs', 'idempotency_keys')
+       AND c.relname NOT IN ('audit_logs', 'audit_digests', 'idempotency_keys')
        AND (c.relname = 'companies' OR EXISTS (
              SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'company_id' AND NOT a.attisdropped))
   LOOP

@@ -42,6 +42,10 @@ BEGIN
   IF to_regclass('audit_logs') IS NOT NULL THEN
     REVOKE UPDATE, DELETE ON audit_logs FROM fos_app;
   END IF;
+  -- Digests are made by the chain worker as the owner; tenants only read them.
+  IF to_regclass('audit_digests') IS NOT NULL THEN
+    REVOKE INSERT, UPDATE, DELETE ON audit_digests FROM fos_app;
+  END IF;
 
   -- Same discovery as audit_attach_all, plus the audit trail and idempotency claims, which are per company too.
   FOR r IN

@@ -1,8 +1,9 @@
 import { Elysia, status as answer, t } from 'elysia'
+import { withHeaders } from '@elysiajs/openapi'
 import type { Tx } from '../../db/client'
 import type { AppContext } from '../context'
 import { ApiError, forbidden } from '../lib/errors'
-import { ErrorBody } from '../lib/models'
+import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
 import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type OpenTx, type TxMode } from '../lib/write'
 import { authenticateGrant, authenticateKey, can, clientScope, type Caller, type CompanyModule, type Permission } from './caller'
 import { authenticateSession, checkOrigin, sessionToken } from './sessions'
@@ -28,6 +29,8 @@ export interface Policy {
   status?: number
   /** Also accepts `Authorization: Bearer <external grant>` (statements of one client). */
   grant?: boolean
+  /** `WWW-Authenticate` of a 401, for clients that would otherwise read it as an OAuth challenge (MCP). */
+  challenge?: string
 }
 
 const MODULE_CODE = { mesas: 'MESAS_DISABLED', ventanilla: 'VENTANILLA_DISABLED' } as const
@@ -77,9 +80,14 @@ async function decide(app: AppContext, request: Request, policy: Policy): Promis
   return caller
 }
 
-function gate(app: AppContext, request: Request, policy: Policy): Promise<Caller> {
+type SetHeaders = { headers: Record<string, string | number> }
+
+function gate(app: AppContext, request: Request, policy: Policy, set: SetHeaders): Promise<Caller> {
   const state = stateOf(request)
-  state.caller ??= decide(app, request, policy)
+  state.caller ??= decide(app, request, policy).catch((e) => {
+    if (policy.challenge && e instanceof ApiError && e.status === 401) set.headers['www-authenticate'] = policy.challenge
+    throw e
+  })
   return state.caller
 }
 
@@ -112,11 +120,6 @@ function sentence(policy: Policy): string {
   return parts.join(' ')
 }
 
-const IdempotencyHeaders = t.Object(
-  { 'idempotency-key': t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Replays the first answer of the same request within 24 h' })) },
-  { additionalProperties: true },
-)
-
 const ERROR_SCHEMA = JSON.parse(JSON.stringify(ErrorBody))
 
 type Hook = Record<string, unknown> & { response?: unknown; detail?: Record<string, unknown>; parse?: unknown; params?: unknown; headers?: unknown; body?: unknown }
@@ -138,15 +141,13 @@ function document(hook: Hook, policy: Policy) {
   } else {
     const response = (hook.response ??= {}) as Record<number, unknown>
     for (const s of statuses) response[s] ??= ErrorBody
+    if (policy.challenge) response[401] = withHeaders(ErrorBody, { 'WWW-Authenticate': t.Literal(policy.challenge) })
   }
   if (policy.idempotent && !hook.headers) hook.headers = IdempotencyHeaders
   // With a function in the parse stage the generator cannot tell the body's content type and leaves it empty;
   // the document step (server/plugins/openapi.ts) fills it in from this.
   if (hook.body !== undefined && hook.parse !== 'none') detail[JSON_BODY] = hook.body
 }
-
-/** Extension key carrying a JSON body schema from the route to the document step, removed there. */
-export const JSON_BODY = 'x-json-body'
 
 const seeds = new WeakMap<AppContext, number>()
 let built = 0
@@ -172,14 +173,14 @@ export const routePolicy = (app: AppContext) =>
         // both are gated in transform, still before anything touches the body.
         if (hook.body === undefined && hook.parse === undefined) hook.parse = 'none'
         if (hook.parse === 'none') return
-        const gateFirst = ({ request }: { request: Request }) => gate(app, request, policy).then(() => undefined)
+        const gateFirst = ({ request, set }: { request: Request; set: SetHeaders }) => gate(app, request, policy, set).then(() => undefined)
         hook.parse = [gateFirst, ...(hook.parse === undefined ? [] : Array.isArray(hook.parse) ? hook.parse : [hook.parse])]
       },
-      async transform({ request }: { request: Request }) {
-        await gate(app, request, policy)
+      async transform({ request, set }: { request: Request; set: SetHeaders }) {
+        await gate(app, request, policy, set)
       },
       async resolve({ request, path, body, set }) {
-        const caller = await gate(app, request, policy)
+        const caller = await gate(app, request, policy, set)
         const mode = policy.tx ?? 'read'
         if (mode === 'none') return { caller, tx: NO_TX }
         const state = stateOf(request)

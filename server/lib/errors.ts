@@ -37,7 +37,10 @@ export type ErrorCode =
   | 'INVALID_PARAMETERS'
   | 'NO_TRADE_LEGS'
   | 'BATCH_ITEM_INVALID'
+  | 'AMOUNT_OUT_OF_RANGE'
+  | 'REQUEST_TIMEOUT'
   | 'RATE_LIMITED'
+  | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR'
 
 /** The one error type services throw; the errors plugin turns it into `{ error, code, details? }`. */
@@ -47,7 +50,7 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
-    /** Headers the answer carries besides the body (`Retry-After` of a 429). */
+    /** Headers the answer carries besides the body (`Retry-After` of a 429 or of an overload refusal). */
     readonly headers?: Record<string, string>,
   ) {
     super(message)

@@ -1,9 +1,9 @@
 import { t } from 'elysia'
-import { MONEY_PATTERN } from './money'
+import { MONEY_LIMIT, MONEY_PATTERN } from './money'
 
 export const ErrorBody = t.Object(
   { error: t.String(), code: t.String(), details: t.Optional(t.Any()) },
-  { description: 'Every error: a human message and a stable code.' },
+  { $id: 'Error', description: 'Every error: a human message and a stable code.' },
 )
 
 /**
@@ -22,8 +22,22 @@ export const Id = t
   .Encode((value) => String(value))
 export const IdParams = t.Object({ id: Id })
 
-export const Money = t.Union([t.Number(), t.String({ pattern: MONEY_PATTERN })], {
-  description: 'Exact decimal: a JSON number or a decimal string; stored with 6 decimal places (half away from zero).',
+/**
+ * Extension key carrying a JSON body schema from a route to the document step (server/plugins/openapi.ts), which
+ * moves it into the request body and removes it: a route that checks its caller in the parse stage has a function
+ * there, and the generator then cannot tell the body's content type.
+ */
+export const JSON_BODY = 'x-json-body'
+
+/** The `Idempotency-Key` request header, for routes that claim it (the route policy's `idempotent`, or their own). */
+export const IdempotencyHeaders = t.Object(
+  { 'idempotency-key': t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Replays the first answer of the same request within 24 h' })) },
+  { additionalProperties: true },
+)
+
+export const Money = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN })], {
+  description:
+    'Exact decimal: a JSON number or a decimal string, below 10^22 in absolute value (numeric(28,6)); stored with 6 decimal places (half away from zero).',
 })
 
 export const DateTime = t.String({ format: 'date-time', description: 'ISO 8601 UTC' })
@@ -40,7 +54,7 @@ export const Pagination = t.Object({
   pageSize: t.Integer(),
   total: t.Integer(),
   totalPages: t.Integer(),
-})
+}, { $id: 'Pagination' })
 
 export function pagination(page: number, pageSize: number, total: number) {
   return { page, pageSize, total, totalPages: Math.ceil(total / pageSize) }

@@ -6,7 +6,11 @@ export const MONEY_SCALE = 6
 export const D = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP })
 export type Dec = InstanceType<typeof D>
 
-export const MONEY_PATTERN = '^-?(0|[1-9][0-9]{0,20})(\\.[0-9]+)?$'
+/** Amounts and balances are numeric(28,6): at most 22 digits before the point, so every value is below 10^22. */
+export const MONEY_INTEGER_DIGITS = 22
+export const MONEY_LIMIT = 1e22
+
+export const MONEY_PATTERN = `^-?(0|[1-9][0-9]{0,${MONEY_INTEGER_DIGITS - 1}})(\\.[0-9]+)?$`
 
 export function dec(value: string | number | Dec): Dec {
   return new D(typeof value === 'number' ? String(value) : value)
@@ -22,6 +26,10 @@ export function toJson(value: string | null | undefined): number {
   return value == null ? 0 : Number(value)
 }
 
+/**
+ * A JSON number or decimal string that fits a numeric(28,6) column once rounded to 6 places: the same bound
+ * whichever form it came in (`5e21` and `"5000000000000000000000"` alike, `1e22` and its 23 digits alike refused).
+ */
 export const isFiniteDecimal = (value: unknown): value is string | number =>
-  (typeof value === 'number' && Number.isFinite(value)) ||
-  (typeof value === 'string' && new RegExp(MONEY_PATTERN).test(value))
+  ((typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && new RegExp(MONEY_PATTERN).test(value))) &&
+  dec(toMoney(value)).abs().lt(MONEY_LIMIT)

@@ -1,8 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { idempotencyKeys } from '../../db/schema'
-import type { Tx } from '../../db/client'
+import type { Db, Tx } from '../../db/client'
 import type { Caller } from '../access/caller'
 import type { AppContext } from '../context'
+import { Admission } from './admission'
 import { bindEvents } from './events'
 import { conflict, invalid } from './errors'
 import { sha256 } from './secrets'
@@ -18,6 +19,8 @@ export interface WriteOptions {
   /** `messaging` or `twin` when a bot tool run makes the change; the audit trail records it. */
   channel?: string
   channelDetail?: unknown
+  /** Another pool to run on (long reads kept apart from the one ordinary requests use); its own limits apply. */
+  on?: Db
 }
 
 /**
@@ -33,6 +36,25 @@ export const TENANT_ROLE = 'fos_app'
  * statement; a snapshot's isolation level has to be set by BEGIN, before any statement.
  */
 export async function tenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) {
+  const release = opts.on ? undefined : await admission(app)?.enter(caller.companyId)
+  try {
+    return await runTenantTx(app, caller, mode, fn, opts)
+  } finally {
+    release?.()
+  }
+}
+
+const admissions = new WeakMap<AppContext, Admission>()
+
+/** The pool's admission line; the embedded database has one connection and queues in itself. */
+function admission(app: AppContext): Admission | undefined {
+  if (app.database.kind !== 'postgres') return undefined
+  let a = admissions.get(app)
+  if (!a) admissions.set(app, (a = new Admission(app.config.dbPoolMax, app.config.dbQueueTimeoutMs)))
+  return a
+}
+
+async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions) {
   const run = async (tx: Tx) => {
     bindEvents(tx, app.events)
     // Sent without waiting for its answer: the connection runs statements in the order they are sent, so the
@@ -52,7 +74,8 @@ export async function tenantTx<T>(app: AppContext, caller: Caller, mode: TxMode,
       await configured
     }
   }
-  return mode === 'snapshot' ? app.db.transaction(run, { isolationLevel: 'repeatable read', accessMode: 'read only' }) : app.db.transaction(run)
+  const db = opts.on ?? app.db
+  return mode === 'snapshot' ? db.transaction(run, { isolationLevel: 'repeatable read', accessMode: 'read only' }) : db.transaction(run)
 }
 
 /** A write transaction for code that is not a route of its own (a bot tool run inside the MCP endpoint). */
@@ -220,14 +243,3 @@ export const createOnce = <T>(
   fn: (tx: Tx) => Promise<T>,
   opts: WriteOptions & { status?: number } = {},
 ) => claimOnce(app, caller.companyId, (body) => write(app, caller, body, opts), req, set, fn, opts.status ?? 201)
-
-// TRANSITIONAL
-export async function readSnapshot<T>(db: import('../../db/client').Db, companyId: number, fn: (tx: Tx) => Promise<T>) {
-  return db.transaction(
-    async (tx) => {
-      await tx.execute(sql`select set_config('app.company_id', ${String(companyId)}, true), set_config('role', ${TENANT_ROLE}, true)`)
-      return fn(tx)
-    },
-    { isolationLevel: 'repeatable read', accessMode: 'read only' },
-  )
-}

@@ -1,68 +1,145 @@
 import { Elysia } from 'elysia'
 import type { ErrorCode } from '../lib/errors'
+import { JsonDepthScanner } from '../lib/json-depth'
 
-/** Raised by a bounded body reader once the body passes the limit; answered 413 whatever wrapped it. */
-class PayloadTooLarge extends Error {}
+export interface BodyLimits {
+  /** Bound on every non-multipart body (JSON above all); uploads keep MAX_UPLOAD_BYTES in their own route. */
+  maxBytes: number
+  /** Deepest nesting of arrays and objects a JSON body may have. */
+  maxDepth: number
+  /** Time from the request's arrival by which its body must have arrived whole. */
+  timeoutMs: number
+}
 
-const CODE: ErrorCode = 'PAYLOAD_TOO_LARGE'
-
-const tooLarge = (max: number) =>
-  new Response(JSON.stringify({ error: `Request body larger than ${max} bytes`, code: CODE }), {
-    status: 413,
-    headers: { 'content-type': 'application/json; charset=utf-8' },
+const reply = (status: number, code: ErrorCode, error: string, extra: { details?: unknown; headers?: Record<string, string> } = {}) =>
+  new Response(JSON.stringify(extra.details === undefined ? { error, code } : { error, code, details: extra.details }), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...extra.headers },
   })
 
-async function readAtMost(request: Request, max: number): Promise<Uint8Array> {
-  const stream = request.body
-  if (!stream) return new Uint8Array(0)
-  const reader = stream.getReader()
-  const chunks: Uint8Array[] = []
+/** Why a body was cut off; whatever the reader's caller made of the failure, this is the answer. */
+class BodyRefused extends Error {
+  constructor(readonly answer: () => Response) {
+    super('request body refused')
+  }
+}
+
+const refusals = new WeakMap<Request, BodyRefused>()
+/** Requests whose body is still partly unread; their connection is closed after the answer instead of drained. */
+const unread = new WeakSet<Request>()
+
+const refusedBy = (request: Request, error: unknown): BodyRefused | undefined =>
+  refusals.get(request) ??
+  (error instanceof BodyRefused ? error : (error as { cause?: unknown })?.cause instanceof BodyRefused ? ((error as { cause: BodyRefused }).cause) : undefined)
+
+const TIMED_OUT = Symbol('timed out')
+
+/**
+ * The request's own body, passed through as it arrives: each read races the deadline, non-multipart bytes are
+ * counted against the size bound and scanned for nesting depth, and the first limit broken cancels the source and
+ * records the refusal on the request, so nothing past that point is read or parsed.
+ */
+function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline: number, limits: BodyLimits, multipart: boolean) {
+  const reader = source.getReader()
+  const scanner = multipart ? undefined : new JsonDepthScanner(limits.maxDepth)
   let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.byteLength
-    if (total > max) {
-      await reader.cancel()
-      throw new PayloadTooLarge()
-    }
-    chunks.push(value)
+  const refuse = async (refusal: BodyRefused, controller: ReadableStreamDefaultController<Uint8Array>) => {
+    refusals.set(request, refusal)
+    unread.add(request)
+    controller.error(refusal)
+    await reader.cancel().catch(() => {})
   }
-  const bytes = new Uint8Array(total)
-  let at = 0
-  for (const c of chunks) {
-    bytes.set(c, at)
-    at += c.byteLength
-  }
-  return bytes
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const timeout = new Promise<typeof TIMED_OUT>((done) => (timer = setTimeout(() => done(TIMED_OUT), Math.max(0, deadline - Date.now()))))
+      let next: Awaited<ReturnType<typeof reader.read>> | typeof TIMED_OUT
+      try {
+        next = await Promise.race([reader.read(), timeout])
+      } finally {
+        clearTimeout(timer)
+      }
+      if (next === TIMED_OUT)
+        return refuse(
+          new BodyRefused(() =>
+            reply(408, 'REQUEST_TIMEOUT', `The request body did not arrive within ${limits.timeoutMs / 1000} s`, { headers: { connection: 'close' } }),
+          ),
+          controller,
+        )
+      if (next.done) {
+        unread.delete(request)
+        return controller.close()
+      }
+      const chunk = next.value
+      if (!multipart) {
+        total += chunk.byteLength
+        if (total > limits.maxBytes)
+          return refuse(new BodyRefused(() => reply(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${limits.maxBytes} bytes`)), controller)
+        if (!scanner!.push(chunk)) {
+          const message = `nested deeper than ${limits.maxDepth} levels`
+          return refuse(
+            new BodyRefused(() => reply(400, 'VALIDATION_ERROR', `JSON body ${message}`, { details: [{ field: 'body', message }] })),
+            controller,
+          )
+        }
+      }
+      controller.enqueue(chunk)
+    },
+    cancel(reason) {
+      return reader.cancel(reason)
+    },
+  })
+}
+
+async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array<ArrayBuffer>> {
+  if (!stream) return new Uint8Array(0)
+  return new Uint8Array(await new Response(stream).arrayBuffer())
 }
 
 /**
- * Caps every non-multipart request body (JSON above all) at `max` bytes, before anything parses it:
- * a declared Content-Length over the cap is refused at once; a body without one (chunked) is counted as it
- * is read, through readers installed on the request itself so the parsers and handlers that read it stay
- * unchanged. Uploads are multipart and keep their own MAX_UPLOAD_BYTES limit. Registered before the errors
- * plugin, so its 413 wins over the 400 the body parser would report.
+ * Bounds every request body before anything parses it: a declared Content-Length over the size bound is
+ * refused at once; otherwise the body is read through `guarded` (size, JSON nesting depth, arrival deadline),
+ * installed on the request itself so the framework's parsers and the handlers that read the body stay unchanged.
+ * Nothing here reads a body: the route policy decides who may call before the parser asks for it. Registered
+ * before the errors plugin, so its answers win over whatever error the interrupted parser reported.
  */
-export function bodyLimit(max: number) {
+export function bodyLimit(limits: BodyLimits) {
   return new Elysia({ name: 'body-limit' })
+    // A caller refused before its body was read (401, 403, 429…) would otherwise keep its socket busy while the
+    // listener drains a body that may trickle for as long as the sender likes.
+    .wrap(((fetch: (...args: unknown[]) => Response | Promise<Response>, request: Request) =>
+      (...args: unknown[]) => {
+        const close = (response: Response) => {
+          if (unread.has(request) && !response.headers.has('connection')) response.headers.set('connection', 'close')
+          return response
+        }
+        const out = fetch(...args)
+        return out instanceof Promise ? out.then(close) : close(out)
+      }) as never)
     .onRequest(({ request }) => {
-      if (request.method === 'GET' || request.method === 'HEAD') return
-      if (/^multipart\//i.test(request.headers.get('content-type') ?? '')) return
+      if (request.method === 'GET' || request.method === 'HEAD' || !request.body) return
+      const arrived = Date.now()
+      const multipart = /^multipart\//i.test(request.headers.get('content-type') ?? '')
       const declared = request.headers.get('content-length')
-      if (declared !== null) {
-        if (Number(declared) > max) return tooLarge(max)
-        return
-      }
-      const text = async () => new TextDecoder().decode(await readAtMost(request, max))
+      if (!multipart && declared !== null && Number(declared) > limits.maxBytes)
+        return reply(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${limits.maxBytes} bytes`)
+      const source = request.body
+      unread.add(request)
+      let stream: ReadableStream<Uint8Array> | undefined
+      const body = () => (stream ??= guarded(request, source, arrived + limits.timeoutMs, limits, multipart))
+      const bytes = () => readAll(body())
+      const text = async () => new TextDecoder().decode(await bytes())
+      const contentType = request.headers.get('content-type') ?? ''
+      Object.defineProperty(request, 'body', { get: body, configurable: true })
       Object.assign(request, {
-        arrayBuffer: async () => (await readAtMost(request, max)).buffer,
-        bytes: () => readAtMost(request, max),
+        arrayBuffer: async () => (await bytes()).buffer,
+        bytes,
         text,
+        blob: async () => new Blob([await bytes()], { type: contentType }),
         json: async () => JSON.parse(await text()),
+        formData: async () => new Response(await bytes(), { headers: { 'content-type': contentType } }).formData(),
       })
     })
-    .onError({ as: 'global' }, ({ error }) => {
-      if (error instanceof PayloadTooLarge || (error as { cause?: unknown })?.cause instanceof PayloadTooLarge) return tooLarge(max)
-    })
+    .onError({ as: 'global' }, ({ request, error }) => refusedBy(request, error)?.answer())
+    .onAfterHandle({ as: 'global' }, ({ request }) => refusals.get(request)?.answer())
 }

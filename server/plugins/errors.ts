@@ -2,7 +2,7 @@ import { Elysia, ValidationError } from 'elysia'
 import { ApiError } from '../lib/errors'
 import { requestId } from './request-log'
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+const json = (status: number, body: unknown, headers?: Record<string, string>) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } })
 
 function validationDetails(error: ValidationError) {
@@ -27,10 +27,24 @@ function queryFieldsHolding(value: unknown, request: Request): string[] {
   return [...names]
 }
 
+const databaseError = (error: unknown) => {
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } }
+  return { code: e?.cause?.code ?? e?.code, message: (e?.cause?.message ?? e?.message ?? '') as string }
+}
+
 /** Postgres errors that are the caller's fault (bad text encoding, out-of-range values) are 400s, not 500s. */
 function clientFaultFromDatabase(error: unknown): boolean {
-  const code = (error as { code?: string; cause?: { code?: string } })?.cause?.code ?? (error as { code?: string })?.code
+  const { code } = databaseError(error)
   return typeof code === 'string' && /^(22|23514)/.test(code)
+}
+
+/**
+ * Every amount is checked against numeric(28,6) on input, so a numeric overflow in the database is a sum leaving
+ * it: a balance moved by a create, an approval, a revert or a cancellation. The transaction is rolled back.
+ */
+function moneyOverflow(error: unknown): boolean {
+  const { code, message } = databaseError(error)
+  return code === '22003' && /numeric field overflow/i.test(message)
 }
 
 /**
@@ -70,6 +84,8 @@ export const errors = (log: (entry: Record<string, unknown>) => void) =>
         case 'INVALID_FILE_TYPE':
           return json(415, { error: 'Unsupported media type', code: 'UNSUPPORTED_MEDIA_TYPE' })
       }
+      if (moneyOverflow(error))
+        return json(422, { error: 'A balance would leave the range of numeric(28,6) (below 10^22 in absolute value); nothing was changed', code: 'AMOUNT_OUT_OF_RANGE' })
       if (clientFaultFromDatabase(error)) return json(400, { error: 'Invalid value', code: 'VALIDATION_ERROR' })
       log({
         level: 'error',

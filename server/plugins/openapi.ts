@@ -1,9 +1,8 @@
 import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
-import { ErrorBody } from '../lib/models'
 import { notFound } from '../lib/errors'
-import { JSON_BODY } from '../access/policy'
+import { JSON_BODY } from '../lib/models'
 
 const isCoercedString = (b: unknown) =>
   !!b && typeof b === 'object' && (b as { type?: unknown }).type === 'string' &&
@@ -20,6 +19,8 @@ function tidy(node: unknown): void {
   if (!node || typeof node !== 'object') return
   const schema = node as Record<string, unknown>
   delete schema.nullable
+  // Equivalent to saying nothing, and present only on routes whose validator has been compiled.
+  if (schema.additionalProperties === true) delete schema.additionalProperties
   const branches = schema.anyOf
   if (Array.isArray(branches) && branches.length === 2 && branches.some(isCoercedString)) {
     const numeric = branches.find((b) => !isCoercedString(b)) as Record<string, unknown> | undefined
@@ -28,12 +29,48 @@ function tidy(node: unknown): void {
       Object.assign(schema, numeric, { ...schema, type: numeric.type })
     }
   }
+  // A whole number is what JSON Schema calls an integer.
+  if (schema.type === 'number' && schema.multipleOf === 1) {
+    schema.type = 'integer'
+    delete schema.multipleOf
+  }
+  // The generator renders every union of literals as a string enum, numbers included.
+  if (schema.type === 'string' && Array.isArray(schema.enum) && schema.enum.length && schema.enum.every((v) => typeof v === 'number'))
+    schema.type = schema.enum.every(Number.isInteger) ? 'integer' : 'number'
   if (Array.isArray(schema.enum) && Array.isArray(schema.type) && schema.type.includes('null') && !schema.enum.includes(null))
     schema.enum = [...schema.enum, null]
   for (const value of Object.values(schema)) tidy(value)
 }
 
 type Json = Record<string, any>
+
+const COMPONENT_NAME = /^[A-Z][A-Za-z0-9]*$/
+
+/**
+ * Resource schemas carry their component name as their TypeBox `$id` (`Client`, `Operation`, …): each is moved,
+ * once, to `components.schemas` and every place it appeared becomes a `$ref`, nested ones included, so integrators
+ * get the named types. Two different schemas under one name is a mistake in the models, and fails loudly.
+ */
+function hoist(doc: Json) {
+  const schemas: Json = ((doc.components ??= {}).schemas ??= {})
+  const seen = new Map<string, string>()
+  const visit = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(visit)
+    if (!node || typeof node !== 'object') return node
+    const out: Json = {}
+    for (const [k, v] of Object.entries(node)) if (k !== '$id') out[k] = visit(v)
+    const name = (node as Json).$id
+    if (typeof name !== 'string' || !COMPONENT_NAME.test(name)) return out
+    const text = JSON.stringify(out)
+    const prior = seen.get(name)
+    if (prior !== undefined && prior !== text) throw new Error(`Two different schemas are named ${name}`)
+    seen.set(name, text)
+    schemas[name] = out
+    return { $ref: `#/components/schemas/${name}` }
+  }
+  doc.paths = visit(doc.paths)
+  for (const [name, schema] of Object.entries<Json>({ ...schemas })) if (!seen.has(name)) schemas[name] = visit(schema)
+}
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' }
 const errorResponse = (description: string, headers?: Json) => ({
@@ -54,30 +91,70 @@ const sameAsError = (schema: unknown) =>
   JSON.stringify(Object.keys((schema as Json).properties ?? {}).sort()) === '["code","details","error"]'
 
 /**
+ * Objects are documented open. The framework drops the fields a schema does not name before it validates a request
+ * (so no request is refused for an extra field), and closes a response schema (`additionalProperties: false`)
+ * only when it first compiles the route, so a closed schema would be both untrue of requests and dependent on
+ * which routes have served a request. Integrators should read answers the same way: new fields may appear.
+ */
+function openObjects(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(openObjects)
+  if (!node || typeof node !== 'object') return
+  if ((node as Json).additionalProperties === false) delete (node as Json).additionalProperties
+  for (const value of Object.values(node)) openObjects(value)
+}
+
+/**
  * Operation-level fixes, so the document says what the service does: only JSON request bodies (the routes parse
- * JSON; the form encodings the generator adds cannot carry their integer fields); error bodies as the named `Error`
+ * JSON; the form encodings the generator adds cannot carry their integer fields), which the route policy hands over
+ * in `x-json-body` (JSON_BODY); binary answers under their media types; 304 and the ETag headers on JSON GETs; error bodies as the named `Error`
  * schema; 413 on every route with a body and 500 on every route; the rate-limit headers on authenticated answers
  * and `Retry-After` on 429; path ids as bounded integers; a `servers` entry; and the 3.1.0 version string that
  * common parsers accept.
  */
 export function finish(doc: Json, serverUrl: string) {
+  openObjects(doc.paths)
+  tidy(doc)
+  hoist(doc)
   doc.openapi = '3.1.0'
   doc.servers = [{ url: serverUrl, description: 'This service' }]
   for (const item of Object.values<Json>(doc.paths ?? {})) {
-    for (const op of Object.values<Json>(item)) {
+    for (const [method, op] of Object.entries<Json>(item)) {
       const carried = op[JSON_BODY]
       delete op[JSON_BODY]
       if (carried && op.requestBody && Object.keys(op.requestBody.content ?? {}).length === 0)
         op.requestBody.content = { 'application/json': { schema: JSON.parse(JSON.stringify(carried)) } }
+      // A body none of whose fields is required may be left out altogether.
+      const schema = op.requestBody?.content?.['application/json']?.schema
+      if (schema?.type === 'object' && !schema.required?.length) op.requestBody.required = false
       const content = op.requestBody?.content as Json | undefined
       if (content?.['application/json']) for (const type of Object.keys(content)) if (type !== 'application/json') delete content[type]
       for (const p of op.parameters ?? []) if (p.in === 'path' && /^(id|[a-z]+Id)$/.test(p.name) && p.schema?.type === 'string' && p.schema.pattern) p.schema = { ...PATH_ID }
       const responses = (op.responses ??= {}) as Json
+      // A binary answer names the media types it can carry (`x-media-types` on its schema); the generator calls
+      // any string answer text/plain.
+      for (const r of Object.values<Json>(responses)) {
+        const plain = r?.content?.['text/plain']?.schema
+        if (!plain || plain.format !== 'binary') continue
+        const { 'x-media-types': types = ['application/octet-stream'], default: _file, ...schema } = plain
+        r.content = Object.fromEntries((types as string[]).map((type) => [type, { schema }]))
+      }
+      // An answer without a body (`t.Void`, `t.Undefined`) comes out as content named after its type.
+      for (const r of Object.values<Json>(responses)) if (r?.content && Object.keys(r.content).some((k) => !k.includes('/'))) delete r.content
+      for (const p of op.parameters ?? []) if (p.in === 'header' && p.name === 'idempotency-key') p.name = 'Idempotency-Key'
+      // The ETag plugin: every 200 JSON answer of a GET is tagged, and a matching If-None-Match is a bare 304.
+      if (method === 'get' && responses['200']?.content?.['application/json']) {
+        responses['200'].headers = { ETag: header('Tag of this answer; send it back in If-None-Match', { type: 'string' }), ...responses['200'].headers }
+        responses['304'] ??= { description: 'Not modified: `If-None-Match` holds the ETag of the answer as it stands; no body' }
+        op.parameters = [
+          ...(op.parameters ?? []),
+          { name: 'If-None-Match', in: 'header', required: false, description: 'ETag of an earlier answer: 304 while the answer is unchanged', schema: { type: 'string' } },
+        ]
+      }
       for (const [status, r] of Object.entries<Json>(responses)) {
         // A body-less answer (204) comes out of the generator as a bare schema where media types belong.
         if (r?.content && typeof r.content.type === 'string') delete r.content
         const json = r?.content?.['application/json']
-        if (/^[45]/.test(status) && json && sameAsError(json.schema)) {
+        if (/^[45]/.test(status) && json && (sameAsError(json.schema) || json.schema?.$ref === ERROR_REF.$ref)) {
           json.schema = ERROR_REF
           if (r.description === 'Every error: a human message and a stable code.') r.description = 'Error: `{ error, code, details? }`'
         }
@@ -90,7 +167,6 @@ export function finish(doc: Json, serverUrl: string) {
         for (const [status, r] of Object.entries<Json>(responses)) if (/^2/.test(status)) r.headers = { ...RATE_HEADERS, ...r.headers }
     }
   }
-  tidy(doc)
 }
 
 /**
@@ -143,12 +219,23 @@ const hardened = (csp: string, type: string, extra: Record<string, string> = {})
   ...extra,
 })
 
+const finished = new WeakMap<Json, Json>()
+
 export const docs = (serverUrl: string) =>
   new Elysia({ name: 'docs' })
     .onAfterHandle({ as: 'global' }, ({ route, responseValue, set }) => {
       if (route !== '/openapi.json') return
-      finish(responseValue as Json, serverUrl)
       Object.assign(set.headers, hardened(SPEC_CSP, 'application/json; charset=utf-8'))
+      // The generated document holds the live route schemas the validators use: it is finished as a copy (once
+      // per generated document, which the generator caches until the routes change).
+      const generated = responseValue as Json
+      let done = finished.get(generated)
+      if (!done) {
+        done = JSON.parse(JSON.stringify(generated)) as Json
+        finish(done, serverUrl)
+        finished.set(generated, done)
+      }
+      return done
     })
     .get('/docs', () => new Response(PAGE, { headers: hardened(DOCS_CSP, 'text/html; charset=utf-8') }), { detail: { hide: true } })
     .get(
@@ -179,7 +266,6 @@ export const docs = (serverUrl: string) =>
         ].join('\n'),
       },
       components: {
-        schemas: { Error: JSON.parse(JSON.stringify(ErrorBody)) },
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
           session: {

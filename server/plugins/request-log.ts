@@ -1,33 +1,56 @@
 import { Elysia } from 'elysia'
 import { randomUUID } from 'node:crypto'
 
-const started = new WeakMap<Request, { id: string; at: number }>()
+interface Seen {
+  id: string
+  at: number
+  route?: string
+}
+
+const started = new WeakMap<Request, Seen>()
 const SAFE_ID = /^[A-Za-z0-9._-]{1,64}$/
 
 export const requestId = (request: Request) => started.get(request)?.id
 
+type Fetch = (...args: unknown[]) => Response | Promise<Response>
+
 /**
  * One structured JSON line per request, and `X-Request-Id` on every answer (the caller's own id when it is
- * well-formed). The route pattern is logged, never the concrete path or query: kiosk tokens and signed-link
- * signatures travel there.
+ * well-formed). The status logged is read off the Response that leaves the app, whichever hook produced it
+ * (a refusal before routing, an error answer, a handler's own status), so the log and the answer never disagree.
+ * The route pattern is logged, never the concrete path or query: kiosk tokens and signed-link signatures travel there.
  */
-export const requestLog = (log: (entry: Record<string, unknown>) => void) =>
-  new Elysia({ name: 'request-log' })
+export const requestLog = (log: (entry: Record<string, unknown>) => void) => {
+  const noteRoute = ({ request, route }: { request: Request; route?: string }) => {
+    const s = started.get(request)
+    if (s && route && !s.route) s.route = route
+  }
+  const write = (request: Request, response: Response) => {
+    const s = started.get(request)
+    log({
+      level: 'info',
+      msg: 'request',
+      id: s?.id,
+      method: request.method,
+      route: s?.route ?? 'unmatched',
+      status: response.status,
+      ms: s ? Math.round((performance.now() - s.at) * 10) / 10 : undefined,
+    })
+    return response
+  }
+  return new Elysia({ name: 'request-log' })
+    .wrap(((fetch: Fetch, request: Request) =>
+      (...args: unknown[]) => {
+        const out = fetch(...args)
+        return out instanceof Promise ? out.then((response) => write(request, response)) : write(request, out)
+      }) as never)
     .onRequest(({ request, set }) => {
       const given = request.headers.get('x-request-id')
       const id = given && SAFE_ID.test(given) ? given : randomUUID()
       started.set(request, { id, at: performance.now() })
       set.headers['x-request-id'] = id
     })
-    .onAfterResponse({ as: 'global' }, ({ request, route, set, responseValue }) => {
-      const s = started.get(request)
-      log({
-        level: 'info',
-        msg: 'request',
-        id: s?.id,
-        method: request.method,
-        route: route || 'unmatched',
-        status: responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200,
-        ms: s ? Math.round((performance.now() - s.at) * 10) / 10 : undefined,
-      })
-    })
+    .onTransform({ as: 'global' }, noteRoute)
+    .onError({ as: 'global' }, (c) => void noteRoute(c))
+    .onAfterResponse({ as: 'global' }, noteRoute)
+}

@@ -70,6 +70,19 @@ describe('GET /kiosk/{token}', () => {
     expect((await get(pages, `/kiosk/${live.token}`)).status).toBe(404)
   })
 
+  test('when the token cannot be checked (database away) the page is served, so the screen keeps its last state', async () => {
+    const away = {
+      db: {
+        select: () => {
+          throw new Error('connection refused')
+        },
+      },
+    } as unknown as AppContext
+    const res = await get(appPages(away, dist), `/kiosk/${live.token}`)
+    expect(res.status).toBe(200)
+    expect(await res.text()).toContain('<title>kiosk</title>')
+  })
+
   test('without a build answers 503 with a JSON error naming the build command', async () => {
     const res = await get(missingPages, '/kiosk/abc')
     expect(res.status).toBe(503)
@@ -116,6 +129,7 @@ describe('GET /kiosk/assets/*', () => {
 test('the service registers the kiosk routes, hidden from the API document', async () => {
   const t = await testApp()
   const res = await t.request('GET', '/kiosk/any-token')
+  // An unknown token: 404 with the page once the app is built, 503 before.
   expect([404, 503]).toContain(res.status)
   expect(res.headers.get('content-security-policy')).toContain("default-src 'none'")
   const doc = await t.request('GET', '/openapi.json')

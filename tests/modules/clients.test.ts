@@ -311,15 +311,18 @@ describe('clients', () => {
     }
   })
 
-  test('a client-scoped employee still reads every client', async () => {
+  test('a client-scoped employee reads only the clients of its scope; the others are 404', async () => {
     const t = await testApp()
     const c = await t.newCompany()
     const mine = await newClient(t, c, { name: 'Mine', type: 1 })
     const theirs = await newClient(t, c, { name: 'Theirs', type: 1 })
-    const scoped = await c.employee(['clients.view'], [mine.id])
+    const scoped = await c.employee(['clients.view', 'clients.edit'], [mine.id])
     const list = await t.request('GET', '/api/clients', { key: scoped.key })
-    expect(list.body.count).toBe(2)
-    expect((await t.request('GET', `/api/clients/${theirs.id}`, { key: scoped.key })).status).toBe(200)
+    expect(list.body.count).toBe(1)
+    expect(list.body.data.map((x: { id: number }) => x.id)).toEqual([mine.id])
+    expect((await t.request('GET', `/api/clients/${mine.id}`, { key: scoped.key })).status).toBe(200)
+    expect((await t.request('GET', `/api/clients/${theirs.id}`, { key: scoped.key })).status).toBe(404)
+    expect((await t.request('PATCH', `/api/clients/${theirs.id}`, { key: scoped.key, body: { name: 'x' } })).status).toBe(404)
   })
 
   test('every client route answers 404 for a record of another company', async () => {

@@ -227,6 +227,60 @@ describe('MCP server', () => {
     await client.close()
   })
 
+  test('a 401 names the API key scheme; only deliverable capabilities are advertised', async () => {
+    const w = await world()
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+    for (const key of [undefined, 'fos_bad_key']) {
+      const res = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { ...headers, ...(key && { 'x-api-key': key }) }, body: JSON.stringify(init) })
+      expect([res.status, res.headers.get('www-authenticate'), (await res.json()).code]).toEqual([401, 'ApiKey header="x-api-key"', 'UNAUTHORIZED'])
+    }
+    // Other routes keep a plain 401.
+    expect((await fetch(`${base}/api/clients`)).headers.get('www-authenticate')).toBeNull()
+    const ok = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { ...headers, 'x-api-key': w.c.key }, body: JSON.stringify(init) })
+    const { capabilities } = (await ok.json()).result
+    expect(capabilities.tools).toBeDefined()
+    expect(capabilities.tools.listChanged).not.toBe(true)
+    const doc = (await t.request('GET', '/openapi.json')).body
+    expect(doc.paths['/api/mcp'].post.responses['401'].headers['WWW-Authenticate'].schema.const).toBe('ApiKey header="x-api-key"')
+  })
+
+  test('parameters filling closed sets or bounded fields carry them whatever their type; every bad field is named at once', async () => {
+    const w = await world()
+    const type = await t.request('POST', '/api/operation-types', { key: w.c.key, body: { name: 'Cambio', kind: 'exchange' } })
+    const trade = await t.request('POST', '/api/messaging/tools', {
+      key: w.c.key,
+      body: {
+        name: 'Cambio libre',
+        fixed_config: { toolKind: 'exchange', operationTypeId: type.body.id, localAccountId: w.caja.acc.ARS, quoteAccountId: w.caja.acc.USD, quoteAmount: 10 },
+        parameter_schema: {
+          parameters: [
+            { key: 'side', label: 'Operación', type: 'string', required: true },
+            { key: 'fx', label: 'Cotización', type: 'number', required: true },
+          ],
+        },
+      },
+    })
+    expect(trade.status).toBe(201)
+    const client = await connect(w.c.key)
+    const tool = (await client.listTools()).tools.find((x) => x.name === trade.body.slug)!
+    expect(tool.inputSchema.properties).toEqual({
+      side: { title: 'Operación', description: 'Operación', type: 'string', enum: ['buy', 'sell'] },
+      fx: { title: 'Cotización', description: 'Cotización', type: 'number', exclusiveMinimum: 0 },
+    })
+    const bad = await client.callTool({ name: trade.body.slug, arguments: { side: 'maybe', fx: -1 } })
+    expect(bad.isError).toBe(true)
+    const text = (bad.content as { text: string }[])[0].text
+    expect(text).toContain('side (Operación)')
+    expect(text).toContain('fx (Cotización)')
+    expect((bad.structuredContent as any).error.details.map((d: { field: string }) => d.field).sort()).toEqual(['fx', 'side'])
+    const rest = await t.request('POST', `/api/messaging/tools/${trade.body.id}/run`, { key: w.c.key, body: { parameters: { side: 'maybe', fx: 0 }, requested_by: requestedBy } })
+    expect([rest.status, rest.body.code, rest.body.details.map((d: { field: string }) => d.field).sort()]).toEqual([422, 'INVALID_PARAMETERS', ['fx', 'side']])
+    const good = await client.callTool({ name: trade.body.slug, arguments: { side: 'sell', fx: 1000 } })
+    expect(good.isError).toBeFalsy()
+    await client.close()
+  })
+
   test('an Idempotency-Key makes calls replayable and is announced by idempotentHint', async () => {
     const w = await world()
     const client = await connect(w.c.key, { 'idempotency-key': `mcp-${w.c.id}` })

@@ -14,7 +14,7 @@ let t: TestApp
 let server: ReturnType<typeof Bun.serve>
 
 beforeAll(async () => {
-  t = await buildTestApp({ sse: { maxStreamsPerToken: CAP, maxPendingEvents: PENDING } })
+  t = await buildTestApp({ sse: { maxStreamsPerToken: CAP, maxStreamsPerAddress: 50, maxPendingEvents: PENDING } })
   ventanillaHub(t.ctx).configure({ heartbeatMs: 60_000, pollMs: 60_000, gapMs: 0 })
   // A real socket, so a client that stops reading pushes back through TCP as it would in production.
   server = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 0, fetch: (req) => t.app.handle(req) })
@@ -66,8 +66,8 @@ const settle = async (until: () => boolean, ms = 5000) => {
 describe('ventanilla stream limits', () => {
   test('settings: defaults and environment', async () => {
     const { loadConfig } = await import('../../server/config')
-    expect(loadConfig({}).sse).toEqual({ maxStreamsPerToken: 20, maxPendingEvents: 32 })
-    expect(loadConfig({ SSE_MAX_STREAMS_PER_TOKEN: '5', SSE_MAX_PENDING_EVENTS: '8' }).sse).toEqual({ maxStreamsPerToken: 5, maxPendingEvents: 8 })
+    expect(loadConfig({}).sse).toEqual({ maxStreamsPerToken: 20, maxStreamsPerAddress: 50, maxPendingEvents: 32 })
+    expect(loadConfig({ SSE_MAX_STREAMS_PER_TOKEN: '5', SSE_MAX_PENDING_EVENTS: '8' }).sse).toEqual({ maxStreamsPerToken: 5, maxStreamsPerAddress: 50, maxPendingEvents: 8 })
     expect(() => loadConfig({ SSE_MAX_STREAMS_PER_TOKEN: '0' })).toThrow('SSE_MAX_STREAMS_PER_TOKEN')
   })
 

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { buildTestApp } from '../helpers'
+import { buildTestApp, postgresTest } from '../helpers'
+import { limiter, memoryBuckets, postgresBuckets, type BucketStore } from '../../server/plugins/rate-limit'
 
 describe('rate limits', () => {
   test('a key over its per-minute budget gets 429 with Retry-After; another key is unaffected', async () => {
@@ -17,10 +18,72 @@ describe('rate limits', () => {
     expect((await t.request('GET', '/api/employees', { key: other.key })).status).toBe(200)
   }, 60_000)
 
+  test('answers to a credential carry RateLimit-Limit, -Remaining and -Reset, errors included', async () => {
+    const t = await buildTestApp({ rateLimit: { perKey: 100, perIp: 0 } })
+    const c = await t.newCompany()
+    const first = await t.request('GET', '/api/employees', { key: c.key })
+    const second = await t.request('GET', '/api/employees', { key: c.key })
+    expect(first.headers.get('ratelimit-limit')).toBe('100')
+    const [r1, r2] = [Number(first.headers.get('ratelimit-remaining')), Number(second.headers.get('ratelimit-remaining'))]
+    expect(r1).toBeLessThan(100)
+    expect(r2).toBe(r1 - 1)
+    expect(Number(second.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1)
+    const unknown = await t.request('GET', '/api/employees', { key: 'fos_000000000000_nothing' })
+    expect(unknown.status).toBe(401)
+    expect(unknown.headers.get('ratelimit-limit')).toBe('100')
+    // Answers without a credential are limited per address but carry no budget headers.
+    expect((await t.request('GET', '/openapi.json')).headers.get('ratelimit-limit')).toBeNull()
+  }, 60_000)
+
   test('requests without a credential are limited per address', async () => {
     const t = await buildTestApp({ rateLimit: { perKey: 0, perIp: 2 } })
     const statuses: number[] = []
-    for (let i = 0; i < 3; i++) statuses.push((await t.request('GET', '/health')).status)
+    for (let i = 0; i < 3; i++) statuses.push((await t.request('GET', '/openapi.json')).status)
     expect(statuses).toEqual([200, 200, 429])
+    // Health checks of a balancer come from one address and must never be refused.
+    for (let i = 0; i < 3; i++) expect((await t.request('GET', '/health')).status).toBe(200)
+  }, 60_000)
+
+  test('a bucket refills at the per-minute rate, up to the per-minute figure', async () => {
+    let now = 1_000_000
+    const take = limiter(memoryBuckets(() => now), () => now)
+    let accepted = 0
+    for (let i = 0; i < 80; i++) if ((await take('k', 60)).ok) accepted++
+    expect(accepted).toBe(60)
+    const refused = await take('k', 60)
+    expect(refused.ok).toBe(false)
+    expect(refused.retryAfter).toBe(1)
+    now += 10_000
+    accepted = 0
+    for (let i = 0; i < 20; i++) if ((await take('k', 60)).ok) accepted++
+    expect(accepted).toBe(10)
+  })
+
+  postgresTest('processes share one budget through Postgres, and most requests make no round trip', async () => {
+    const t = await buildTestApp()
+    let leases = 0
+    const shared = postgresBuckets(t.ctx.database)
+    const counted: BucketStore = { ...shared, take: (...a) => (leases++, shared.take(...a)) }
+    // Three processes: three limiters with their own leases over the one table.
+    const processes = [limiter(counted), limiter(counted), limiter(counted)]
+    const bucket = `k:test_${process.pid}_${Date.now()}`
+    const started = performance.now()
+    let accepted = 0
+    const perMinute = 600
+    await Promise.all(
+      processes.map(async (take) => {
+        for (let i = 0; i < 400; i++) if ((await take(bucket, perMinute)).ok) accepted++
+      }),
+    )
+    const refill = ((performance.now() - started) / 60_000) * perMinute
+    expect(accepted).toBeLessThanOrEqual(perMinute + Math.ceil(refill))
+    // Leases shrink near the bottom of the bucket rather than strand tokens in one process.
+    expect(accepted).toBeGreaterThanOrEqual(perMinute * 0.9)
+
+    // The common case: a generous budget costs one round trip per lease (100 tokens at this size), not per request.
+    leases = 0
+    const busy = `k:busy_${process.pid}_${Date.now()}`
+    for (let i = 0; i < 1000; i++) expect((await processes[i % 3](busy, 60_000)).ok).toBe(true)
+    expect(leases).toBeLessThanOrEqual(15)
   }, 60_000)
 })

@@ -3,10 +3,10 @@ import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
 import { contentDisposition, isDiskStore } from '../../infra/storage'
 import { forbidden, notFound } from '../../lib/errors'
-import { errors, IdParams } from '../../lib/models'
+import { errors, IdempotencyHeaders, IdParams } from '../../lib/models'
 import { assertOperationVisible } from '../../lib/scope'
 import { tenantTx } from '../../lib/write'
-import { AttachmentModel } from './model'
+import { ATTACHMENT_MIME_TYPES, AttachmentModel } from './model'
 import { deleteAttachment, listAttachments, uploadAttachment } from './service'
 import { readUpload } from './upload'
 
@@ -38,7 +38,13 @@ const downloads = (app: AppContext) =>
     },
     {
       query: AttachmentModel.fileQuery,
-      response: { 200: t.File({ description: 'The exact bytes, with the stored content type and a Content-Disposition naming the file' }), ...errors(403, 404) },
+      response: {
+        200: t.File({
+          description: 'The exact bytes, with the stored content type and a Content-Disposition naming the file',
+          'x-media-types': ATTACHMENT_MIME_TYPES,
+        }),
+        ...errors(403, 404),
+      },
       detail: {
         tags,
         security: [],
@@ -73,6 +79,7 @@ export const attachmentsModule = (app: AppContext) =>
             policy: { permission: 'attachments.edit', tx: 'none' },
             params: IdParams,
             parse: 'none',
+            headers: IdempotencyHeaders,
             response: { 201: AttachmentModel.attachment, ...errors(409, 413, 415) },
             detail: {
               tags,

@@ -49,7 +49,7 @@ export const AttachmentModel = {
     created_at: DateTime,
     uploaded_by: Actor,
     signed_url: nullable(t.String({ format: 'uri', description: `Download link without an API key, valid ${LINK_LIFETIME_SECONDS} s` })),
-  }),
+  }, { $id: 'Attachment' }),
   uploadBody: {
     required: true,
     description: `One file in the multipart field \`file\`. Its part content type must be one of: ${ATTACHMENT_MIME_TYPES.join(', ')} (else 415 UNSUPPORTED_MEDIA_TYPE); larger than MAX_UPLOAD_BYTES is 413 FILE_TOO_LARGE.`,

@@ -45,6 +45,50 @@ const entry = t.Object({
   before: snapshot,
   after: snapshot,
   changes: t.Array(t.Object({ field: t.String(), before: t.Any(), after: t.Any() })),
+  seq: t.Union([t.Integer({ minimum: 1 }), t.Null()], {
+    description: "Place in the company's audit chain (1, 2, 3, … in commit order); null until sealed, within seconds of the commit.",
+  }),
+  hash: t.Union([t.String({ pattern: '^[0-9a-f]{64}$' }), t.Null()], {
+    description: 'Hex SHA-256 over the previous place\'s hash and this row\'s canonical JSON (see GET /api/audit-logs/verify); null until sealed.',
+  }),
+}, { $id: 'AuditEntry' })
+
+const Hex64 = t.String({ pattern: '^[0-9a-f]{64}$' })
+const seqParam = (which: string) =>
+  t.Optional(t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: `${which} place of the range, inclusive` }))
+
+const verifyResult = t.Object({
+  verified: t.Boolean({ description: 'true when every row of the range recomputes and links to the one before' }),
+  rows: t.Integer({ description: 'Sealed rows found in the range' }),
+  first_seq: t.Union([t.Integer(), t.Null()], { description: 'First place found in the range; null when it holds none' }),
+  last_seq: t.Union([t.Integer(), t.Null()], { description: 'Last place found in the range; null when it holds none' }),
+  head: t.Object(
+    { seq: t.Integer(), hash: t.String() },
+    {
+      description:
+        'Place and stored hash of the last row of the range (with the default range: the chain head). With no row in the range: the chain head, `{ seq: 0, hash: 64 zeros }` for an empty chain.',
+    },
+  ),
+  broken: t.Union(
+    [
+      t.Object({
+        seq: t.Integer(),
+        reason: t.Union([t.Literal('hash_mismatch'), t.Literal('gap'), t.Literal('prev_mismatch')]),
+      }),
+      t.Null(),
+    ],
+    {
+      description:
+        'The first break: `gap` (no row holds this place: removed, or moved), `prev_mismatch` (the row does not link to the hash of the row before: a row inserted or rewritten before it), `hash_mismatch` (the row\'s content no longer gives its hash: changed).',
+    },
+  ),
+})
+
+const digest = t.Object({
+  date: t.String({ format: 'date', description: "The company day (the company's time zone)" }),
+  seq: t.Integer({ description: 'The chain head at the end of that day' }),
+  hash: Hex64,
+  signature: t.String({ description: 'base64 Ed25519 signature over the UTF-8 bytes of `company_id.date.seq.hash`' }),
 })
 
 export const AuditModel = {
@@ -75,4 +119,12 @@ export const AuditModel = {
   }),
   entry,
   page: t.Object({ data: t.Array(entry), pagination: Pagination }),
+  verifyQuery: t.Object({ from_seq: seqParam('First'), to_seq: seqParam('Last') }),
+  verifyResult,
+  digestQuery: t.Object({ ...pageQuery(100) }),
+  digests: t.Object({ data: t.Array(digest), pagination: Pagination }),
+  digestKey: t.Object({
+    alg: t.Literal('Ed25519'),
+    public_key: t.String({ description: 'SPKI PEM of the key that signs the digests' }),
+  }),
 }

@@ -13,7 +13,7 @@ import { operationVisible } from '../../lib/scope'
  * a company column, plus companies itself), so a new table is filterable as soon as it exists. No table here
  * is an internal impersonation table, so the default view is every audited table of the company.
  */
-const NOT_AUDITED = new Set(['audit_logs', 'idempotency_keys'])
+const NOT_AUDITED = new Set(['audit_logs', 'audit_digests', 'idempotency_keys'])
 const AUDITED = new Set(
   (Object.values(schema) as unknown[])
     .filter((v): v is PgTable => is(v, PgTable))
@@ -220,5 +220,7 @@ function entryDto(r: Row, actors: Map<string, { id: number; name: string }>) {
     changes: Array.isArray(r.changes)
       ? (r.changes as { field: string; before: unknown; after: unknown }[]).map((c) => ({ field: c.field, before: utc(c.field, c.before), after: utc(c.field, c.after) }))
       : [],
+    seq: r.seq ?? null,
+    hash: r.hash ?? null,
   }
 }

@@ -2,7 +2,11 @@ import { t } from 'elysia'
 import { DateTime, pageQuery } from '../../lib/models'
 
 const TYPE_DOC = '0 = internal caja, 1 = external running account'
-const clientType = t.Union([t.Literal(0), t.Literal(1)], { description: TYPE_DOC })
+/**
+ * Exactly the numbers 0 and 1: the framework's own integer also reads "0" and "1", and a union of literals is
+ * rendered by the OpenAPI generator as a string enum; a whole number (`multipleOf: 1`) is documented as `integer`.
+ */
+const clientType = t.Number({ multipleOf: 1, minimum: 0, maximum: 1, enum: [0, 1], description: TYPE_DOC })
 /** Query strings arrive as text; Elysia's t.Integer reads "0"/"1" there. */
 const clientTypeQuery = t.Integer({ minimum: 0, maximum: 1, description: `${TYPE_DOC}; omitted means both` })
 const refId = t.Integer({ minimum: 1, maximum: 2147483647 })
@@ -20,7 +24,7 @@ const tag = t.Object({
   company_id: t.Integer(),
   created_at: DateTime,
   updated_at: DateTime,
-})
+}, { $id: 'Tag' })
 
 const account = t.Object({
   id: t.Integer(),
@@ -30,7 +34,7 @@ const account = t.Object({
   balance: t.Number({ description: 'Exact balance as a JSON number' }),
   created_at: DateTime,
   updated_at: DateTime,
-})
+}, { $id: 'Account' })
 
 const clientTag = t.Object({
   id: t.Integer(),
@@ -38,19 +42,19 @@ const clientTag = t.Object({
   tag_id: t.Integer(),
   created_at: DateTime,
   tag,
-})
+}, { $id: 'ClientTag' })
 
 const client = t.Object({
   id: t.Integer(),
   name: t.String(),
   description: t.String(),
   company_id: t.Integer(),
-  type: t.Integer({ description: TYPE_DOC }),
+  type: clientType,
   created_at: DateTime,
   updated_at: DateTime,
   accounts: t.Array(account),
   client_tags: t.Array(clientTag),
-})
+}, { $id: 'Client' })
 
 const accountCreate = t.Object({ name: t.Optional(accountName), currency_name: currencyName }, { additionalProperties: false })
 

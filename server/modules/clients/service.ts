@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import { rowsOf, type Database, type Executor, type Tx } from '../../../db/client'
-import type { Caller } from '../../access/caller'
+import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, invalid, notFound, unprocessable } from '../../lib/errors'
 import { pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
@@ -78,7 +78,11 @@ async function withChildren(db: Executor, rows: ClientRow[]) {
   return rows.map((r) => clientDto(r, accsBy.get(r.id) ?? [], tagsBy.get(r.id) ?? []))
 }
 
-const live = (caller: Caller) => and(eq(clients.companyId, caller.companyId), isNull(clients.deletedAt))
+/** The caller's live clients: of its company, not deleted, and inside an employee's client scope (others are 404). */
+const live = (caller: Caller) => {
+  const scope = clientScope(caller)
+  return and(eq(clients.companyId, caller.companyId), isNull(clients.deletedAt), scope ? inArray(clients.id, scope) : undefined)
+}
 
 /** `%`, `_` and the escape character itself are literal in the description filter. */
 export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
@@ -99,6 +103,8 @@ export async function listClients(
   const page = q.page ?? 1
   const pageSize = q.pageSize ?? 50
   const where = [sql`c.company_id = ${caller.companyId}`, sql`c.deleted_at is null`]
+  const scope = clientScope(caller)
+  if (scope) where.push(sql`c.id = any(${`{${scope.join(',')}}`}::int[])`)
   if (q.type !== undefined) where.push(sql`c.type = ${q.type}`)
   if (q.description) where.push(sql`c.description ilike ${`%${likeLiteral(q.description)}%`}`)
   const [row] = await database.rows<{ body: string }>(

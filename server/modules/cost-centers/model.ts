@@ -13,7 +13,7 @@ const budget = t.Object({
   period: t.Integer({ description: 'Month, 1–12' }),
   amount: t.Number(),
   kind: Kind,
-})
+}, { $id: 'Budget' })
 
 const costCenter = t.Object({
   id: t.Integer(),
@@ -26,7 +26,7 @@ const costCenter = t.Object({
   created_at: DateTime,
   updated_at: DateTime,
   budgets: t.Array(budget),
-})
+}, { $id: 'CostCenter' })
 
 export const CostCenterModel = {
   create: t.Object(

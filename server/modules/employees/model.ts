@@ -36,5 +36,5 @@ export const EmployeeModel = {
     name: t.String(),
     permissions: t.Array(t.String()),
     client_ids: t.Array(t.Integer()),
-  }),
+  }, { $id: 'Employee' }),
 }

@@ -16,7 +16,7 @@ export const ExportsModel = {
     id: t.Integer(),
     token: t.String({ description: 'Bearer token for the statement route; shown only in this answer, stored only as a hash' }),
     expires_at: t.String({ format: 'date-time' }),
-  }),
+  }, { $id: 'AccessGrant' }),
   grantParams: t.Object({ id: Id, grantId: Id }),
   deleted: t.Object({ deleted: t.Literal(true) }),
   statementQuery: t.Object({

@@ -1,20 +1,33 @@
 import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
-import { tenantTx } from '../../lib/write'
 import { csvRecord, safeText } from './csv'
 import { CSV_COLUMNS } from './model'
+import { checkRowBound, claimExport, exportTx, statementRows } from './limits'
 import { accountRows, clientForCaller, resolveRange, statementAccounts, type Reads } from './service'
 
 const num = (value: { toString(): string }) => Number(value.toString())
 /** Microsecond text from the database, cut to the millisecond precision of `toISOString()`. */
 const millis = (instant: string | null) => instant && instant.replace(/(\.\d{3})\d*Z$/, '$1Z')
 
-/** One read-only snapshot, so the opening balances, the rows and the account balances agree with each other. */
-export function jsonStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
-  return tenantTx(app, caller, 'snapshot', async (tx) => {
+/**
+ * One read-only snapshot, so the opening balances, the rows and the account balances agree with each other; on the
+ * export pool, under one of the company's export slots and the row bound.
+ */
+export async function jsonStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
+  const release = claimExport(app, caller.companyId)
+  try {
+    return await snapshotStatement(app, caller, clientId, from, to)
+  } finally {
+    release()
+  }
+}
+
+function snapshotStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
+  return exportTx(app, caller, 'snapshot', async (tx) => {
     const client = await clientForCaller(tx, caller, clientId)
     const range = await resolveRange(app.database, tx, caller.companyId, from, to)
     const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
+    checkRowBound(app, await statementRows(app.database, tx, accounts, range))
     const inSnapshot: Reads = (fn) => fn(tx)
     const out = []
     for (const account of accounts) {
@@ -56,16 +69,27 @@ export function jsonStatement(app: AppContext, caller: Caller, clientId: number,
 /**
  * Streams the CSV as rows are read, batch by batch, so a long range never sits in memory; access and the
  * range are checked before the first byte, so those failures are ordinary JSON errors. Each batch is its own
- * short read-only tenant transaction: row-level security confines it, and no transaction stays open while a slow
- * reader drains the stream.
+ * short read-only tenant transaction on the export pool: row-level security confines it, and no transaction stays
+ * open while a slow reader drains the stream. The company's export slot is held until the stream ends or its reader
+ * goes away.
  */
 export async function csvStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
-  const { range, accounts } = await tenantTx(app, caller, 'read', async (tx) => {
-    await clientForCaller(tx, caller, clientId)
-    const range = await resolveRange(app.database, tx, caller.companyId, from, to)
-    return { range, accounts: await statementAccounts(app.database, tx, caller.companyId, clientId, range) }
-  })
-  const perBatch: Reads = (fn) => tenantTx(app, caller, 'read', fn)
+  const release = claimExport(app, caller.companyId)
+  let opened
+  try {
+    opened = await exportTx(app, caller, 'read', async (tx) => {
+      await clientForCaller(tx, caller, clientId)
+      const range = await resolveRange(app.database, tx, caller.companyId, from, to)
+      const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
+      checkRowBound(app, await statementRows(app.database, tx, accounts, range))
+      return { range, accounts }
+    })
+  } catch (e) {
+    release()
+    throw e
+  }
+  const { range, accounts } = opened
+  const perBatch: Reads = (fn) => exportTx(app, caller, 'read', fn)
   const encoder = new TextEncoder()
   async function* chunks() {
     yield csvRecord([...CSV_COLUMNS])
@@ -92,11 +116,20 @@ export async function csvStatement(app: AppContext, caller: Caller, clientId: nu
   const source = chunks()
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next = await source.next()
-      if (next.done) controller.close()
-      else controller.enqueue(encoder.encode(next.value))
+      let next: IteratorResult<string>
+      try {
+        next = await source.next()
+      } catch (e) {
+        release()
+        throw e
+      }
+      if (next.done) {
+        release()
+        controller.close()
+      } else controller.enqueue(encoder.encode(next.value))
     },
     async cancel() {
+      release()
       await source.return(undefined)
     },
   })

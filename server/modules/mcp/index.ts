@@ -25,6 +25,9 @@ const detail = {
   },
 }
 
+/** Says which credential to send, so MCP clients do not take the 401 for an OAuth challenge. */
+const CHALLENGE = 'ApiKey header="x-api-key"'
+
 const TRANSPORT_CODES: Record<number, string> = { 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' }
 
 /**
@@ -77,9 +80,9 @@ export const mcpModule = (app: AppContext) =>
       },
       {
         // One endpoint for every JSON-RPC message: tools/list reads and tools/call writes in transactions of their own.
-        policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none' },
+        policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none', challenge: CHALLENGE },
         parse: 'none',
-        response: { 200: JsonRpc, ...errors(400, 406, 413, 415) },
+        response: { 200: JsonRpc, 202: t.Void({ description: 'A notification (or notifications only) was accepted; no body' }), ...errors(400, 406, 413, 415) },
         detail,
       },
     )
@@ -93,7 +96,7 @@ export const mcpModule = (app: AppContext) =>
       },
       {
         // Answered without the database.
-        policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none' },
+        policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none', challenge: CHALLENGE },
         response: { ...errors(405) },
         detail: { tags: ['MCP'], summary: 'No server-to-client stream: 405', description: 'The endpoint is stateless; there is no standalone SSE stream.' },
       },
@@ -107,7 +110,7 @@ export const mcpModule = (app: AppContext) =>
       },
       {
         // Answered without the database.
-        policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none' },
+        policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none', challenge: CHALLENGE },
         response: { ...errors(405) },
         detail: { tags: ['MCP'], summary: 'No sessions to end: 405', description: 'The endpoint is stateless; there are no sessions.' },
       },

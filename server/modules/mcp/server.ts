@@ -1,17 +1,25 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
 import { ApiError } from '../../lib/errors'
 import { createOnce, tenantTx, write } from '../../lib/write'
 import type { RunInput, RunResult } from '../messaging/model'
-import { runTool, type ParameterProblem } from '../messaging/run'
-import { companyCurrencies, runnableTools, toolBySlug, toolParameters, type StoredParameter, type ToolRow } from '../messaging/service'
+import { FIELD_RULES, runTool, type FieldRule, type ParameterProblem } from '../messaging/run'
+import { companyCurrencies, runnableTools, toolBySlug, toolKind, toolParameters, type StoredParameter, type ToolRow } from '../messaging/service'
 
 type JsonSchema = Record<string, unknown>
 
-function propertySchema(p: StoredParameter, currencies: string[]): JsonSchema {
+/** The parameter's type, then what the run requires of the field it fills (a closed set, a bound, an id). */
+function propertySchema(p: StoredParameter, currencies: string[], rule: FieldRule | undefined): JsonSchema {
   const base = { title: p.label, description: p.label }
+  if (rule && 'enum' in rule) return { ...base, type: 'string', enum: [...rule.enum] }
+  if (rule && 'positive' in rule) return { ...base, type: 'number', exclusiveMinimum: 0 }
+  if (rule && 'id' in rule) return { ...base, type: 'integer', minimum: 1, maximum: 2147483647, description: `${p.label} (id)` }
+  return typeSchema(p, currencies, base)
+}
+
+function typeSchema(p: StoredParameter, currencies: string[], base: JsonSchema): JsonSchema {
   switch (p.type) {
     case 'number':
       return { ...base, type: 'number' }
@@ -35,6 +43,7 @@ function propertySchema(p: StoredParameter, currencies: string[]): JsonSchema {
 /** The bot-facing face of a tool: its parameters only; the fixed config stays on the server. */
 export function mcpTool(row: ToolRow, currencies: string[], idempotent: boolean): Tool {
   const params = toolParameters(row)
+  const rules = FIELD_RULES[toolKind(row)]
   const required = params.filter((p) => p.required).map((p) => p.key)
   return {
     name: row.slug,
@@ -42,7 +51,7 @@ export function mcpTool(row: ToolRow, currencies: string[], idempotent: boolean)
     description: row.description || row.name,
     inputSchema: {
       type: 'object',
-      properties: Object.fromEntries(params.map((p) => [p.key, propertySchema(p, currencies)])),
+      properties: Object.fromEntries(params.map((p) => [p.key, propertySchema(p, currencies, rules[p.key])])),
       ...(required.length > 0 && { required }),
     },
     annotations: { title: row.name, readOnlyHint: false, destructiveHint: false, idempotentHint: idempotent, openWorldHint: false },
@@ -114,9 +123,11 @@ function requester(raw: unknown): RunInput['requested_by'] | ApiError {
  * database each time, so a disabled or deleted tool disappears at once.
  */
 export function mcpServerFor(app: AppContext, caller: Caller, opts: { idempotencyKey?: string }) {
-  const mcp = new McpServer({ name: 'financial-operations-service', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
+  // The low-level server: the high-level one announces `tools.listChanged`, a notification a stateless endpoint
+  // has no stream to deliver on.
+  const mcp = new Server({ name: 'financial-operations-service', version: '1.0.0' }, { capabilities: { tools: {} } })
 
-  mcp.server.setRequestHandler(ListToolsRequestSchema, async () => {
+  mcp.setRequestHandler(ListToolsRequestSchema, async () => {
     const [rows, currencies] = await tenantTx(app, caller, 'read', async (tx) => [
       await runnableTools(tx, caller),
       await companyCurrencies(tx, caller.companyId),
@@ -124,7 +135,7 @@ export function mcpServerFor(app: AppContext, caller: Caller, opts: { idempotenc
     return { tools: rows.map((r) => mcpTool(r, currencies, opts.idempotencyKey !== undefined)) }
   })
 
-  mcp.server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  mcp.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const { name, arguments: args = {}, _meta } = request.params
     const tool = await tenantTx(app, caller, 'read', (tx) => toolBySlug(tx, caller, name))
     if (!tool) return toolError(null, new ApiError(404, 'NOT_FOUND', `Unknown tool ${name}`))

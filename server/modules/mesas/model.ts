@@ -70,7 +70,7 @@ export const MesaModel = {
     created_at: DateTime,
     updated_at: DateTime,
     deleted_at: t.Nullable(DateTime),
-  }),
+  }, { $id: 'Mesa' }),
   inferQuery: t.Object({ operation_id: t.Optional(Id) }),
   inferBody: t.Optional(t.Object({ operation_id: t.Optional(OperationId) }, { additionalProperties: false })),
   inference: t.Object({
@@ -108,7 +108,7 @@ export const MesaModel = {
     traded_at: DateTime,
     created_by: t.Nullable(t.Integer()),
     created_at: DateTime,
-  }),
+  }, { $id: 'MesaLine' }),
   suggestion: t.Object({ operation_id: t.Integer(), match_kind: MatchKind, suggestion: Suggestion }),
   position: t.Object({
     costing_method: CostingMethod,

@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm'
 import { accounts, clients, mesaAccounts, mesaLines, mesas, operations, transactions } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
-import type { Caller } from '../../access/caller'
+import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
 import { D, dec, toMoney, type Dec } from '../../lib/money'
 import { iso } from '../../lib/models'
@@ -301,9 +301,17 @@ export async function suggestions(db: Executor, caller: Caller, mesaId: number) 
 
 // ---- blotter lines ----
 
+/** A client-scoped employee sees the lines of operations it can see; fabricated lines have no client and stay hidden. */
+const linesVisible = (caller: Caller) =>
+  clientScope(caller) ? and(isNotNull(mesaLines.operationId), operationVisible(caller, mesaLines.operationId)) : undefined
+
 export async function listLines(db: Executor, caller: Caller, mesaId: number) {
   await getMesa(db, caller, mesaId)
-  const rows = await db.select().from(mesaLines).where(eq(mesaLines.mesaId, mesaId)).orderBy(asc(mesaLines.tradedAt), asc(mesaLines.id))
+  const rows = await db
+    .select()
+    .from(mesaLines)
+    .where(and(eq(mesaLines.mesaId, mesaId), linesVisible(caller)))
+    .orderBy(asc(mesaLines.tradedAt), asc(mesaLines.id))
   return rows.map(lineDto)
 }
 
@@ -369,7 +377,7 @@ export async function deleteLine(tx: Tx, caller: Caller, mesaId: number, lineId:
   await getMesa(tx, caller, mesaId)
   const [row] = await tx
     .delete(mesaLines)
-    .where(and(eq(mesaLines.id, lineId), eq(mesaLines.mesaId, mesaId), eq(mesaLines.companyId, caller.companyId)))
+    .where(and(eq(mesaLines.id, lineId), eq(mesaLines.mesaId, mesaId), eq(mesaLines.companyId, caller.companyId), linesVisible(caller)))
     .returning({ id: mesaLines.id })
   if (!row) throw notFound('Line')
   return { deleted: true as const }

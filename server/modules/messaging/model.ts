@@ -132,7 +132,7 @@ const tool = t.Object({
   created_at: DateTime,
   updated_at: DateTime,
   deleted_at: t.Nullable(DateTime),
-})
+}, { $id: 'MessagingTool' })
 
 const Name = t.String({ minLength: 1, maxLength: 100 })
 const Slug = t.String({

@@ -7,7 +7,7 @@ import { dec, isFiniteDecimal, toMoney, type Dec } from '../../lib/money'
 import { createOperation } from '../operations/service'
 import { findAccount, findCostCenter } from '../../lib/references'
 import type { FixedConfigInput, RequestedByDto, RunInput, RunResult } from './model'
-import { companyCurrencies, getToolRow, toolKind, toolParameters, type StoredParameter, type ToolRow } from './service'
+import { companyCurrencies, getToolRow, toolKind, toolParameters, type StoredParameter, type ToolKind, type ToolRow } from './service'
 
 /** Labels for fields a bot may be told about without the tool declaring them as parameters. */
 const DEFAULT_LABELS: Record<string, string> = {
@@ -46,6 +46,48 @@ export const invalidParameters = (problems: ParameterProblem[]) =>
     `Missing or invalid parameters: ${problems.map((p) => `${p.field} (${p.label})`).join(', ')}`,
     problems,
   )
+
+/**
+ * What the builders below require of a field, whichever parameter type fills it: a closed set of values, a
+ * positive amount, an id. A run checks every bot value against these before building, so all bad fields are named
+ * at once, and the MCP input schema publishes them (`enum`, `exclusiveMinimum`).
+ */
+export type FieldRule = { enum: readonly string[] } | { positive: true } | { id: true }
+
+export const FIELD_RULES: Record<ToolKind, Record<string, FieldRule>> = {
+  up_down: {
+    mode: { enum: ['standard', 'internal_transfer', 'third_party'] },
+    direction: { enum: ['up', 'down'] },
+    amount: { positive: true },
+    sourceAccountId: { id: true },
+    destinationAccountId: { id: true },
+    clientId: { id: true },
+  },
+  exchange: {
+    side: { enum: ['buy', 'sell'] },
+    quoteAmount: { positive: true },
+    fx: { positive: true },
+    localAccountId: { id: true },
+    quoteAccountId: { id: true },
+  },
+  budget: {
+    direction: { enum: ['expense', 'income'] },
+    paymentSourceMode: { enum: ['internal', 'external'] },
+    amount: { positive: true },
+    costCenterId: { id: true },
+    internalAccountId: { id: true },
+    payerClientId: { id: true },
+  },
+  other: {},
+}
+
+/** A value a field's rule refuses: the message; undefined when the rule is met. */
+function breaks(rule: FieldRule | undefined, value: unknown): string | undefined {
+  if (!rule) return undefined
+  if ('enum' in rule) return typeof value === 'string' && rule.enum.includes(value) ? undefined : `must be one of ${rule.enum.join(', ')}`
+  if ('positive' in rule) return isFiniteDecimal(value) && dec(value).gt(0) ? undefined : 'must be greater than zero'
+  return asId(value) === undefined ? 'must be a positive integer id' : undefined
+}
 
 const MAX_ID = 2147483647
 const asId = (raw: unknown): number | undefined => {
@@ -351,6 +393,7 @@ async function merge(tx: Tx, companyId: number, tool: ToolRow, given: Record<str
   const labels = new Map(params.map((p) => [p.key, p.label]))
   const currencies = params.some((p) => p.type === 'currency') ? await companyCurrencies(tx, companyId) : []
   const problems: ParameterProblem[] = []
+  const rules = FIELD_RULES[toolKind(tool)]
   for (const p of params) {
     const raw = Object.hasOwn(given, p.key) ? given[p.key] : undefined
     if (raw === undefined || raw === null || raw === '') {
@@ -358,8 +401,9 @@ async function merge(tx: Tx, companyId: number, tool: ToolRow, given: Record<str
       continue
     }
     const parsed = parseValue(p, raw, currencies)
-    if (typeof parsed === 'string') problems.push({ field: p.key, label: p.label, reason: 'invalid', message: parsed })
-    else {
+    const refused = typeof parsed === 'string' ? parsed : breaks(rules[p.key], parsed.value)
+    if (refused !== undefined) problems.push({ field: p.key, label: p.label, reason: 'invalid', message: refused })
+    else if (typeof parsed !== 'string') {
       values[p.key] = parsed.value
       fromParameter.add(p.key)
     }

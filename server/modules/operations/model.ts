@@ -18,7 +18,7 @@ const operationType = t.Object({
   kind: Kind,
   created_at: DateTime,
   updated_at: DateTime,
-})
+}, { $id: 'OperationType' })
 
 const transactionType = t.Object({
   id: t.Integer(),
@@ -27,7 +27,7 @@ const transactionType = t.Object({
   is_commission: t.Boolean(),
   created_at: DateTime,
   updated_at: DateTime,
-})
+}, { $id: 'TransactionType' })
 
 const transaction = t.Object({
   id: t.Integer(),
@@ -41,7 +41,7 @@ const transaction = t.Object({
   description: t.String(),
   created_at: DateTime,
   updated_at: DateTime,
-})
+}, { $id: 'Transaction' })
 
 
 const operation = t.Object({
@@ -58,7 +58,7 @@ const operation = t.Object({
   updated_at: DateTime,
   transactions: t.Array(transaction),
   attachments: t.Array(AttachmentModel.attachment),
-})
+}, { $id: 'Operation' })
 
 const create = t.Object(
   {

@@ -4,7 +4,7 @@ import { routePolicy } from '../../access/policy'
 import { clearedCookie, endSession, isSession, sessionCookie, signIn, SIGN_IN_FAILURES, type SessionCaller } from '../../access/sessions'
 import type { Caller } from '../../access/caller'
 import { forbidden, unauthorized } from '../../lib/errors'
-import { ErrorBody } from '../../lib/models'
+import { ErrorBody, JSON_BODY } from '../../lib/models'
 import { SessionModel } from './model'
 
 const TAG = 'Sessions'
@@ -51,6 +51,7 @@ export const sessionsModule = (app: AppContext) =>
           tags: [TAG],
           summary: 'Sign in',
           security: [],
+          [JSON_BODY]: SessionModel.create,
           description: [
             'Opens a 12-hour session for an employee with a password and sets the cookie `fos_session` (HttpOnly, SameSite=Strict, Path=/,',
             'Secure when `PUBLIC_BASE_URL` is https). A wrong e-mail or password is one answer: 401 `UNAUTHORIZED`. Every attempt counts',
@@ -78,7 +79,8 @@ export const sessionsModule = (app: AppContext) =>
       },
       {
         policy: { tx: 'write', status: 204 },
-        response: { 204: t.Void({ description: 'Signed out' }) },
+        // 403: a sign-out sent with the cookie from another origin.
+        response: { 204: t.Void({ description: 'Signed out' }), 403: ErrorBody },
         detail: {
           tags: [TAG],
           summary: 'Sign out',

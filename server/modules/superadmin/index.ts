@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { issueKey, KeyModel } from '../../access/keys'
 import { bindEvents } from '../../lib/events'
-import { errors, IdParams } from '../../lib/models'
+import { errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/models'
 import { claimOnce, PLATFORM_SCOPE } from '../../lib/write'
 import { CompanyModel } from './model'
 import { notFound } from '../../lib/errors'
@@ -20,8 +20,18 @@ export const superadmin = (app: AppContext) => {
       return fn(tx)
     })
   const detail = { tags: ['Superadmin'], security: [{ bearer: [] }] }
+  const operators = new WeakMap<Request, Promise<string>>()
+  const operatorOf = (request: Request) => {
+    let operator = operators.get(request)
+    if (!operator) operators.set(request, (operator = verify(request.headers.get('authorization') ?? undefined)))
+    return operator
+  }
   return new Elysia({ prefix: '/api/superadmin' })
-    .derive(async ({ headers }) => ({ operator: await verify(headers.authorization) }))
+    // The token is checked in the parse stage, before a body is read (a body-less route checks it in derive).
+    .onParse(async ({ request }) => {
+      await operatorOf(request)
+    })
+    .derive(async ({ request }) => ({ operator: await operatorOf(request) }))
     .post(
       '/companies',
       ({ operator, body, headers, set }) =>
@@ -35,9 +45,11 @@ export const superadmin = (app: AppContext) => {
         ),
       {
         body: CompanyModel.create,
+        headers: IdempotencyHeaders,
         response: { 201: CompanyModel.company, ...errors(400, 401, 409) },
         detail: {
           ...detail,
+          [JSON_BODY]: CompanyModel.create,
           summary: 'Create a company',
           description:
             'Accepts `Idempotency-Key`: the same key and body within 24 h answer the first company again; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED.',
@@ -51,7 +63,7 @@ export const superadmin = (app: AppContext) => {
         params: IdParams,
         body: CompanyModel.update,
         response: { 200: CompanyModel.company, ...errors(400, 401, 404) },
-        detail: { ...detail, summary: 'Update a company, including its module flags' },
+        detail: { ...detail, [JSON_BODY]: CompanyModel.update, summary: 'Update a company, including its module flags' },
       },
     )
     .post(
@@ -68,7 +80,7 @@ export const superadmin = (app: AppContext) => {
         params: IdParams,
         body: KeyModel.create,
         response: { 201: KeyModel.issued, ...errors(400, 401, 404) },
-        detail: { ...detail, summary: 'Issue a company API key (the secret is shown only once)' },
+        detail: { ...detail, [JSON_BODY]: KeyModel.create, summary: 'Issue a company API key (the secret is shown only once)' },
       },
     )
     // Any other superadmin path still checks the token first: without a valid one it is 401, never a hint of what exists.

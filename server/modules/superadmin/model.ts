@@ -19,5 +19,5 @@ export const CompanyModel = {
     name: t.String(),
     timezone: t.String(),
     modules: t.Object({ mesas: t.Boolean(), ventanilla: t.Boolean() }),
-  }),
+  }, { $id: 'Company' }),
 }

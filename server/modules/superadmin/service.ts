@@ -16,7 +16,15 @@ export const companyDto = (c: CompanyRow) => ({
   modules: { mesas: c.mesasEnabled, ventanilla: c.ventanillaEnabled },
 })
 
-/** Verifies a superadmin bearer token: signature, expiry, and an allow-listed `email` claim. */
+/** A token issued further ahead than this (clock skew) is refused. */
+const MAX_ISSUED_AHEAD_S = 60
+/** The longest lifetime (`exp − iat`) a superadmin token may have. */
+const MAX_LIFETIME_S = 24 * 60 * 60
+
+/**
+ * Verifies a superadmin bearer token: signature, expiry, an allow-listed `email` claim, and its age: `iat` is
+ * required, at most 60 s in the future, and at most 24 h before `exp`, so a leaked long-lived token is worthless.
+ */
 export function superadminVerifier(config: Config['superadmin']) {
   const jwks: JWTVerifyGetKey | null = config.jwksUrl ? createRemoteJWKSet(new URL(config.jwksUrl)) : null
   const secret = config.jwtSecret ? new TextEncoder().encode(config.jwtSecret) : null
@@ -25,8 +33,11 @@ export function superadminVerifier(config: Config['superadmin']) {
     if (!token || (!jwks && !secret)) throw unauthorized('Missing or invalid superadmin token')
     try {
       const { payload } = jwks
-        ? await jwtVerify(token, jwks, { algorithms: ['RS256', 'ES256'], requiredClaims: ['exp'] })
-        : await jwtVerify(token, secret!, { algorithms: ['HS256'], requiredClaims: ['exp'] })
+        ? await jwtVerify(token, jwks, { algorithms: ['RS256', 'ES256'], requiredClaims: ['exp', 'iat'] })
+        : await jwtVerify(token, secret!, { algorithms: ['HS256'], requiredClaims: ['exp', 'iat'] })
+      const iat = payload.iat!
+      if (iat > Date.now() / 1000 + MAX_ISSUED_AHEAD_S) throw new Error('issued in the future')
+      if (payload.exp! - iat > MAX_LIFETIME_S) throw new Error('lifetime too long')
       const email = typeof payload.email === 'string' ? payload.email.toLowerCase() : ''
       if (!email || !config.emails.includes(email)) throw new Error('email not allowed')
       return email

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { inArray, eq } from 'drizzle-orm'
 import { companies, ventanillaSettings } from '../../../db/schema'
 import type { AppContext } from '../../context'
+import { Slots } from '../../lib/slots'
 import { buildSnapshot, channelOf, liveQueue, liveTokenIds } from './service'
 import { localDate } from '../../lib/time'
 import { liveCredentials } from '../../access/sessions'
@@ -73,7 +74,8 @@ export class VentanillaHub {
   private heartbeat: ReturnType<typeof setInterval> | null = null
   private poll: ReturnType<typeof setInterval> | null = null
   private opts: HubOptions = { heartbeatMs: 15_000, pollMs: 1_000, gapMs: 50 }
-  private streamsPerToken = new Map<number, number>()
+  private streamsPerToken = new Slots<number>(() => this.app.config.sse.maxStreamsPerToken)
+  private streamsPerAddress = new Slots<string>(() => this.app.config.sse.maxStreamsPerAddress)
 
   constructor(private app: AppContext) {}
 
@@ -92,21 +94,30 @@ export class VentanillaHub {
   }
 
   /**
-   * Takes one of a token's `SSE_MAX_STREAMS_PER_TOKEN` stream slots in this process, synchronously, so a burst
-   * of connections cannot overshoot; null when all are taken. The returned release may be called any number of times.
+   * Takes one of a token's `SSE_MAX_STREAMS_PER_TOKEN` stream slots and one of the client address's
+   * `SSE_MAX_STREAMS_PER_ADDRESS` in this process, synchronously, so a burst of connections cannot overshoot;
+   * null when either is full. The returned release may be called any number of times.
    */
-  claim(tokenId: number): (() => void) | null {
-    const held = this.streamsPerToken.get(tokenId) ?? 0
-    if (held >= this.app.config.sse.maxStreamsPerToken) return null
-    this.streamsPerToken.set(tokenId, held + 1)
-    let released = false
-    return () => {
-      if (released) return
-      released = true
-      const left = (this.streamsPerToken.get(tokenId) ?? 1) - 1
-      if (left > 0) this.streamsPerToken.set(tokenId, left)
-      else this.streamsPerToken.delete(tokenId)
+  claim(tokenId: number, address = 'unknown'): (() => void) | null {
+    const byToken = this.streamsPerToken.take(tokenId)
+    if (!byToken) return null
+    const byAddress = this.streamsPerAddress.take(address)
+    if (!byAddress) {
+      byToken()
+      return null
     }
+    return () => {
+      byToken()
+      byAddress()
+    }
+  }
+
+  /**
+   * A staff queue stream's slot: it has no screen token, so only the client address's `SSE_MAX_STREAMS_PER_ADDRESS`
+   * applies (the same count the screens' streams take from). Null when it is full.
+   */
+  claimStaff(address = 'unknown'): (() => void) | null {
+    return this.streamsPerAddress.take(address)
   }
 
   /** Adds a stream and resolves once it has been sent its first snapshot (or was ended). */

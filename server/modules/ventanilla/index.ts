@@ -4,7 +4,7 @@ import { routePolicy } from '../../access/policy'
 import type { Caller } from '../../access/caller'
 import { isSession } from '../../access/sessions'
 import { appPage, APPS_DIST } from '../../lib/app-pages'
-import { ErrorBody, errors, IdParams } from '../../lib/models'
+import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/models'
 import { invalid, notFound } from '../../lib/errors'
 import { claimOnce, tenantTx } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
@@ -205,23 +205,37 @@ const staff = (app: AppContext) => {
     })
     .get(
       '/events',
-      ({ caller, request }) =>
-        eventStream(hub, caller.companyId, 0, request.signal, () => {}, { credential: isSession(caller) ? { session: caller.session.id } : { key: caller.keyId } }),
-      {
-      policy: { ...CALL, tx: 'none' },
-      detail: {
-        ...doc(
-          'The waiting queue as server-sent events',
-          '`text/event-stream` of `event: queue` with the body of `GET /api/ventanilla/queue`, at once and within 2 s of every change made through any server process; a `:` comment at least every 20 s; `event: revoked` and the end when the module is switched off or, within a heartbeat (15 s), once the session or key it was opened with is signed out, revoked or expired. Authenticated by key or session cookie.',
-        ),
-        responses: { 200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+      ({ caller, request, server }) => {
+        const release = hub.claimStaff(server?.requestIP(request)?.address)
+        if (!release) return tooManyStreams('Too many open streams from this address')
+        // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
+        server?.timeout(request, 0)
+        return eventStream(hub, caller.companyId, 0, request.signal, release, { credential: isSession(caller) ? { session: caller.session.id } : { key: caller.keyId } })
       },
+      {
+        policy: { ...CALL, tx: 'none' },
+        detail: {
+          ...doc(
+            'The waiting queue as server-sent events',
+            [
+              '`text/event-stream` of `event: queue` with the body of `GET /api/ventanilla/queue`, at once and within 2 s of every change made through any server process; a `:` comment at least every 20 s; `event: revoked` and the end when the module is switched off or, within a heartbeat (15 s), once the session or key it was opened with is signed out, revoked or expired. Authenticated by key or session cookie.',
+              'These streams count towards `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address and server process with the screens\' ones: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+            ].join(' '),
+          ),
+          responses: { 200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+        },
       },
     )
 }
 
 /** How long a screen refused for too many open streams should wait; its EventSource retries on its own anyway. */
 const STREAM_RETRY_AFTER_S = 10
+
+const tooManyStreams = (error: string) =>
+  new Response(JSON.stringify({ error, code: 'RATE_LIMITED' }), {
+    status: 429,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(STREAM_RETRY_AFTER_S) },
+  })
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -329,15 +343,13 @@ const publicRoutes = (app: AppContext) => {
     )
     .get(
       '/:token/events',
-      async ({ params, request }) => {
+      async ({ params, request, server }) => {
         const target = await resolveToken(app.db, params.token)
         if (!target) throw notFound('Screen')
-        const release = hub.claim(target.tokenId)
-        if (!release)
-          return new Response(JSON.stringify({ error: 'Too many open streams for this screen token', code: 'RATE_LIMITED' }), {
-            status: 429,
-            headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(STREAM_RETRY_AFTER_S) },
-          })
+        const release = hub.claim(target.tokenId, server?.requestIP(request)?.address)
+        if (!release) return tooManyStreams('Too many open streams for this screen token or address')
+        // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
+        server?.timeout(request, 0)
         return eventStream(hub, target.companyId, target.tokenId, request.signal, release)
       },
       {
@@ -349,14 +361,14 @@ const publicRoutes = (app: AppContext) => {
               '`text/event-stream`. A `retry:` hint, then `event: snapshot` (data: the snapshot JSON, with an `id:`) at once and after every change',
               'that alters it, from any server process on the database; a `:` comment at least every 20 s; `event: revoked` and the end of the',
               'stream when the token is revoked or the module switched off. A reconnect (with or without `Last-Event-ID`) gets the current snapshot at once.',
-              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address, per server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
               'A client that stops reading is dropped once `SSE_MAX_PENDING_EVENTS` (default 32) writes wait for its socket, instead of being buffered for.',
             ].join(' '),
           ),
           responses: {
             200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             404: { description: 'Unknown or revoked token, or module off', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-            429: { description: 'Too many open streams for this token', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+            429: { description: 'Too many open streams for this token or address', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
           },
         },
       },
@@ -369,13 +381,26 @@ const publicCaller = (companyId: number): Caller => ({ companyId, keyId: 0, empl
 const DispenserParams = t.Object({ token: t.String({ description: 'Dispenser token (opaque)' }) })
 
 /** The ticket dispenser's API: its token is the credential; anything wrong with it is a plain 404. */
-const dispenserRoutes = (app: AppContext) =>
-  new Elysia({ prefix: '/api/public/ventanilla' })
+const dispenserRoutes = (app: AppContext) => {
+  // Checked once per request; the ticket route asks in its parse stage, so an unknown dispenser is answered
+  // before its body is read.
+  const checked = new WeakMap<Request, Promise<{ tokenId: number; companyId: number }>>()
+  const dispenserOf = (request: Request, token: string) => {
+    let target = checked.get(request)
+    if (!target) {
+      target = resolveDispenser(app.db, token).then((found) => {
+        if (!found) throw notFound('Dispenser')
+        return found
+      })
+      checked.set(request, target)
+    }
+    return target
+  }
+  return new Elysia({ prefix: '/api/public/ventanilla' })
     .get(
       '/:token/services',
-      async ({ params, set }) => {
-        const target = await resolveDispenser(app.db, params.token)
-        if (!target) throw notFound('Dispenser')
+      async ({ params, request, set }) => {
+        const target = await dispenserOf(request, params.token)
         set.headers['cache-control'] = 'no-store'
         return dispenserView(app.db, target.companyId)
       },
@@ -387,9 +412,8 @@ const dispenserRoutes = (app: AppContext) =>
     )
     .post(
       '/:token/tickets',
-      async ({ params, body, headers, path, set }) => {
-        const target = await resolveDispenser(app.db, params.token)
-        if (!target) throw notFound('Dispenser')
+      async ({ params, request, body, headers, path, set }) => {
+        const target = await dispenserOf(request, params.token)
         return claimOnce(
           app,
           target.companyId,
@@ -401,33 +425,40 @@ const dispenserRoutes = (app: AppContext) =>
       },
       {
         params: DispenserParams,
-        headers: t.Object(
-          { 'idempotency-key': t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Replays the first answer of the same request within 24 h' })) },
-          { additionalProperties: true },
-        ),
+        headers: IdempotencyHeaders,
+        parse: async ({ request, params }) => {
+          await dispenserOf(request, params.token)
+        },
         body: M.dispenserTicketCreate,
-        response: { 201: M.dispensedTicket, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody },
-        detail: publicDetail(
-          'Take a ticket at a dispenser',
-          `No authentication: the dispenser token is the credential. Accepts \`Idempotency-Key\` (a tablet retrying a touch gets the same number, not a second one). 404 for an unknown or revoked token or when the module is off; unknown service → 422 \`UNKNOWN_SERVICE\`. More than ${DISPENSER_PER_MINUTE} tickets within a minute from one dispenser (all server processes together) → 429 \`RATE_LIMITED\` with \`Retry-After\`, and nothing is issued.`,
-        ),
+        response: { 201: M.dispensedTicket, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody },
+        detail: {
+          ...publicDetail(
+            'Take a ticket at a dispenser',
+            `No authentication: the dispenser token is the credential, checked before the body is read. Accepts \`Idempotency-Key\` (a tablet retrying a touch gets the same number, not a second one; the same key with another body → 409 \`IDEMPOTENCY_KEY_REUSED\`). 404 for an unknown or revoked token or when the module is off; unknown service → 422 \`UNKNOWN_SERVICE\`. More than ${DISPENSER_PER_MINUTE} tickets within a minute from one dispenser (all server processes together) → 429 \`RATE_LIMITED\` with \`Retry-After\`, and nothing is issued.`,
+          ),
+          [JSON_BODY]: M.dispenserTicketCreate,
+        },
       },
     )
+}
 
 /**
  * The screen apps' pages: `GET /kiosk/{token}` the waiting-room kiosk, `GET /staff` the counter console and
  * `GET /dispenser/{token}` the ticket dispenser. A token that is not live (unknown, revoked, module off) answers 404,
  * with the app itself as the body, so a person in front of the screen reads its own "disabled" message.
  */
-export const appPages = (app: AppContext, dist = APPS_DIST) =>
-  new Elysia()
-    .get('/kiosk/:token', async ({ params }) => appPage(dist, 'index.html', (await resolveToken(app.db, params.token)) ? 200 : 404), {
+export const appPages = (app: AppContext, dist = APPS_DIST) => {
+  // When the check itself fails (database away) the page is served: the app keeps its last state while offline.
+  const status = (check: Promise<unknown>) => check.then((live) => (live ? 200 : 404), () => 200)
+  return new Elysia()
+    .get('/kiosk/:token', async ({ params }) => appPage(dist, 'index.html', await status(resolveToken(app.db, params.token))), {
       detail: { hide: true },
     })
     .get('/staff', () => appPage(dist, 'staff.html'), { detail: { hide: true } })
-    .get('/dispenser/:token', async ({ params }) => appPage(dist, 'dispenser.html', (await resolveDispenser(app.db, params.token)) ? 200 : 404), {
+    .get('/dispenser/:token', async ({ params }) => appPage(dist, 'dispenser.html', await status(resolveDispenser(app.db, params.token))), {
       detail: { hide: true },
     })
+}
 
 export const ventanillaModule = (app: AppContext) =>
   new Elysia().use(publicRoutes(app)).use(dispenserRoutes(app)).use(staff(app)).use(appPages(app))

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Runs the service as it is deployed past one process, on this machine: PgBouncer (transaction pooling) in front of
+# Postgres, CLUSTER_PROCESSES server processes, and HAProxy balancing them with health checks on /health.
+# Stays in the foreground; Ctrl-C or SIGTERM stops everything it started (and nothing else).
+#
+#   DATABASE_URL=postgres://postgres@127.0.0.1:5432/fos scripts/cluster.sh
+#
+# Environment (all optional):
+#   DATABASE_URL            the Postgres database itself (default postgres://postgres@127.0.0.1:5432/fos; created if missing)
+#   CLUSTER_PORT            HAProxy's public port (8080)
+#   CLUSTER_PGBOUNCER_PORT  PgBouncer's port (6432)
+#   CLUSTER_SERVER_PORT     first server's port; the others follow (3001)
+#   CLUSTER_SERVER_PORTS    the servers' ports as a space-separated list, instead of CLUSTER_SERVER_PORT
+#   CLUSTER_PROCESSES       server processes (3)
+#   CLUSTER_POOL_SIZE       PgBouncer server connections per database and user (20)
+#   CLUSTER_DIR             configuration, logs and pid files (a fresh temporary directory)
+#   CLUSTER_STOP_ON_EOF     1: also stop when standard input closes (a parent that dies takes the cluster along)
+# Anything else in the environment (SUPERADMIN_*, RATE_LIMIT_*, S3_*, …) reaches every server process.
+# Once everything answers, prints `cluster ready <url> <dir>`; `<dir>/server-<n>.pid` hold the server pids.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+for bin in pgbouncer haproxy; do
+  if ! command -v "$bin" >/dev/null && [ ! -x "/usr/sbin/$bin" ]; then
+    echo "cluster: $bin is not installed (Debian: apt-get install $bin)" >&2
+    exit 3
+  fi
+done
+PGBOUNCER=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)
+BUN=${BUN:-$(command -v bun || echo node_modules/.bin/bun)}
+
+DB_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/fos}
+PORT=${CLUSTER_PORT:-8080}
+PGB_PORT=${CLUSTER_PGBOUNCER_PORT:-6432}
+SERVER_PORT=${CLUSTER_SERVER_PORT:-3001}
+PROCESSES=${CLUSTER_PROCESSES:-3}
+POOL_SIZE=${CLUSTER_POOL_SIZE:-20}
+DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/fos-cluster.XXXXXX)}
+mkdir -p "$DIR"
+chmod 755 "$DIR"
+
+# postgres://user[:password]@host:port/db → its parts; PgBouncer reaches the same server the same way.
+re='^postgres(ql)?://([^:@/]+)(:([^@/]*))?@([^:/]+)(:([0-9]+))?/([^?]+)'
+if [[ ! $DB_URL =~ $re ]]; then
+  echo "cluster: DATABASE_URL must look like postgres://user[:password]@host[:port]/database" >&2
+  exit 2
+fi
+PG_USER=${BASH_REMATCH[2]}
+PG_PASSWORD=${BASH_REMATCH[4]}
+PG_HOST=${BASH_REMATCH[5]}
+PG_PORT=${BASH_REMATCH[7]:-5432}
+PG_DB=${BASH_REMATCH[8]}
+CREDENTIALS=$PG_USER${PG_PASSWORD:+:$PG_PASSWORD}
+
+PGBOUNCER_PID=""
+HAPROXY_PID=""
+SERVER_PIDS=()
+# TERM, then up to 5 s to finish, then KILL.
+halt() {
+  local pid
+  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "$@"; do
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+}
+# The balancer first (no new requests), then the servers (they finish what they hold, through the pooler), the pooler last.
+stop() {
+  trap - EXIT INT TERM
+  [ -n "$HAPROXY_PID" ] && halt "$HAPROXY_PID"
+  [ ${#SERVER_PIDS[@]} -gt 0 ] && halt "${SERVER_PIDS[@]}"
+  [ -n "$PGBOUNCER_PID" ] && halt "$PGBOUNCER_PID"
+  return 0
+}
+trap stop EXIT
+trap 'exit 0' INT TERM
+if [ "${CLUSTER_STOP_ON_EOF:-}" = 1 ]; then
+  # A background job reads /dev/null unless told otherwise, hence the explicit <&0.
+  (cat >/dev/null; kill -TERM $$ 2>/dev/null) <&0 &
+fi
+
+if ! psql "${DB_URL%/*}/postgres" -Atqc "select 1 from pg_database where datname = '$PG_DB'" | grep -q 1; then
+  psql "${DB_URL%/*}/postgres" -qc "create database \"$PG_DB\"" >/dev/null
+fi
+
+# PgBouncer refuses to run as root; it then drops to the Postgres system user.
+RUN_AS=""
+if [ "$(id -u)" = 0 ]; then RUN_AS="user = postgres"; fi
+printf '"%s" "%s"\n' "$PG_USER" "$PG_PASSWORD" >"$DIR/pgbouncer-users.txt"
+cat >"$DIR/pgbouncer.ini" <<EOF
+[databases]
+$PG_DB = host=$PG_HOST port=$PG_PORT dbname=$PG_DB
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $PGB_PORT
+unix_socket_dir =
+auth_type = trust
+auth_file = $DIR/pgbouncer-users.txt
+pool_mode = transaction
+default_pool_size = $POOL_SIZE
+max_client_conn = 2000
+ignore_startup_parameters = extra_float_digits,options
+server_reset_query =
+$RUN_AS
+EOF
+"$PGBOUNCER" "$DIR/pgbouncer.ini" >"$DIR/pgbouncer.log" 2>&1 &
+PGBOUNCER_PID=$!
+for _ in $(seq 1 50); do
+  psql "postgres://$CREDENTIALS@127.0.0.1:$PGB_PORT/$PG_DB" -Atqc 'select 1' >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+POOLED_URL="postgres://$CREDENTIALS@127.0.0.1:$PGB_PORT/$PG_DB"
+export DATABASE_URL=$POOLED_URL DATABASE_DIRECT_URL=$DB_URL DATABASE_POOL_MODE=transaction
+export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}
+# HAProxy appends the client address to X-Forwarded-For; per-address limits count that address, not HAProxy's.
+export TRUST_PROXY=true
+# Every process must sign and verify the same download links.
+export SIGNING_SECRET=${SIGNING_SECRET:-$(head -c 32 /dev/urandom | base64 | tr -d '/+=\n')}
+
+BACKENDS=""
+read -r -a PORTS <<<"${CLUSTER_SERVER_PORTS:-}"
+if [ ${#PORTS[@]} -gt 0 ]; then PROCESSES=${#PORTS[@]}; fi
+port_of() { if [ ${#PORTS[@]} -gt 0 ]; then echo "${PORTS[$1 - 1]}"; else echo $((SERVER_PORT + $1 - 1)); fi; }
+for ((n = 1; n <= PROCESSES; n++)); do
+  port=$(port_of "$n")
+  mkdir -p "$DIR/server-$n"
+  PORT=$port DATA_DIR="$DIR/server-$n" "$BUN" server/main.ts >"$DIR/server-$n.log" 2>&1 &
+  SERVER_PIDS+=($!)
+  echo $! >"$DIR/server-$n.pid"
+  BACKENDS+="    server s$n 127.0.0.1:$port check"$'\n'
+done
+
+# Timeouts: a waiting-room stream is idle between snapshots but gets a heartbeat every 15 s, so client and server
+# timeouts sit well above that; `timeout tunnel` covers the long-lived response once it is streaming.
+cat >"$DIR/haproxy.cfg" <<EOF
+global
+    maxconn 4096
+defaults
+    mode http
+    # Keep-alive on both sides (HAProxy's default): connections to the processes are reused across requests.
+    option redispatch
+    retries 2
+    timeout connect 2s
+    timeout client 60s
+    timeout server 60s
+    timeout tunnel 1h
+    timeout http-keep-alive 10s
+    timeout queue 10s
+frontend api
+    bind 127.0.0.1:$PORT
+    option forwardfor
+    default_backend servers
+backend servers
+    balance roundrobin
+    option httpchk GET /health
+    http-check expect status 200
+    # A killed process refuses the check's connection at once, so 3 checks a second find it in about a second.
+    # A busy one answers /health only once the database does, which can take a moment under load: the check's
+    # own timeout is generous, so load alone never takes a process out of rotation (nor cuts its streams).
+    timeout check 5s
+    default-server inter 300ms fall 3 rise 2
+    # Which process answered: for logs, and for the cluster test to pick a process that holds streams.
+    http-response set-header X-Served-By %s
+$BACKENDS
+EOF
+"$HAPROXY" -W -db -f "$DIR/haproxy.cfg" >"$DIR/haproxy.log" 2>&1 &
+HAPROXY_PID=$!
+
+deadline=$((SECONDS + 180))
+for ((n = 1; n <= PROCESSES; n++)); do
+  port=$(port_of "$n")
+  until curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; do
+    if ! kill -0 "$(cat "$DIR/server-$n.pid")" 2>/dev/null; then
+      echo "cluster: server $n exited; its log:" >&2
+      tail -n 20 "$DIR/server-$n.log" >&2
+      exit 1
+    fi
+    if ((SECONDS > deadline)); then echo "cluster: server $n did not answer /health" >&2; exit 1; fi
+    sleep 0.2
+  done
+done
+until curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do
+  if ((SECONDS > deadline)); then echo "cluster: HAProxy did not answer" >&2; exit 1; fi
+  sleep 0.2
+done
+echo "cluster ready http://127.0.0.1:$PORT $DIR"
+wait "$HAPROXY_PID" "$PGBOUNCER_PID" "${SERVER_PIDS[@]}"

@@ -1,0 +1,83 @@
+import { ApiError } from './errors'
+
+/** Seconds a caller refused for overload is told to wait. */
+export const OVERLOAD_RETRY_AFTER_S = 1
+
+export const overloaded = () =>
+  new ApiError(503, 'SERVICE_UNAVAILABLE', 'The service is busy; retry shortly', undefined, { 'retry-after': String(OVERLOAD_RETRY_AFTER_S) })
+
+interface Waiter {
+  company: number
+  admit: () => void
+}
+
+/**
+ * Admission to the database pool for tenant transactions: at most `capacity` open at once (the pool's size),
+ * and at most half of them for any one company, so one tenant's burst of long reads leaves room for the others.
+ * A request that finds no room waits in line (first come, first served among those eligible) for at most
+ * `waitMs`, then is refused 503 with Retry-After instead of piling up behind the pool.
+ */
+export class Admission {
+  private open = 0
+  private perCompany = new Map<number, number>()
+  private line: Waiter[] = []
+  private readonly companyCap: number
+
+  constructor(
+    private readonly capacity: number,
+    private readonly waitMs: number,
+  ) {
+    this.companyCap = Math.max(1, Math.ceil(capacity / 2))
+  }
+
+  private fits(company: number) {
+    return this.open < this.capacity && (this.perCompany.get(company) ?? 0) < this.companyCap
+  }
+
+  private take(company: number): () => void {
+    this.open++
+    this.perCompany.set(company, (this.perCompany.get(company) ?? 0) + 1)
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.open--
+      const left = (this.perCompany.get(company) ?? 1) - 1
+      if (left > 0) this.perCompany.set(company, left)
+      else this.perCompany.delete(company)
+      this.next()
+    }
+  }
+
+  private next() {
+    for (let i = this.line.findIndex((w) => this.fits(w.company)); i !== -1; i = this.line.findIndex((w) => this.fits(w.company))) {
+      const [w] = this.line.splice(i, 1)
+      w.admit()
+    }
+  }
+
+  /** Resolves with the release of a slot, or rejects 503 SERVICE_UNAVAILABLE after `waitMs` in line. */
+  enter(company: number): Promise<() => void> {
+    // Whoever waits in line does not fit (each release admits every waiter that does), so room now is room for this one.
+    if (this.fits(company)) return Promise.resolve(this.take(company))
+    return new Promise((admitted, refused) => {
+      const waiter: Waiter = {
+        company,
+        admit: () => {
+          clearTimeout(timer)
+          admitted(this.take(company))
+        },
+      }
+      const timer = setTimeout(() => {
+        const i = this.line.indexOf(waiter)
+        if (i !== -1) this.line.splice(i, 1)
+        refused(overloaded())
+      }, this.waitMs)
+      this.line.push(waiter)
+    })
+  }
+
+  get waiting() {
+    return this.line.length
+  }
+}

@@ -1,0 +1,258 @@
+import { createHash, sign, type KeyObject } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import { rowsOf, type Db, type Executor } from '../../../db/client'
+import { invalid } from '../../lib/errors'
+import { pagination } from '../../lib/models'
+
+/**
+ * The per-company hash chain of the audit trail (contract §14).
+ *
+ * Rows are written unsealed by the audit trigger, which does no hashing, so the write path pays nothing. A sealer
+ * runs in every process; for one company it takes a transaction-scoped advisory lock shared by every process,
+ * reads the chain head, then the company's unsealed rows that are committed and visible, in id order, and gives
+ * them the next places. A row whose transaction commits late (a lower id still uncommitted while higher ones are
+ * sealed) is simply invisible until it commits and then gets the next place: `seq` is handed out at seal time,
+ * under the lock, so it follows the order rows became visible and never leaves a gap or reuses a place.
+ */
+
+/** prev_hash of seq 1. */
+export const GENESIS = '0'.repeat(64)
+/** First key of the two-key advisory lock; the second is the company id. Any constant, the same in every process. */
+const CHAIN_LOCK = 727_402
+const SEAL_BATCH = 2000
+const VERIFY_BATCH = 10_000
+
+/** hex SHA-256 of the UTF-8 bytes of prev_hash followed by the row's canonical JSON (db/sql/audit.sql, audit_canonical). */
+export function chainHash(prevHash: string, canonical: string): string {
+  return createHash('sha256').update(prevHash).update(canonical).digest('hex')
+}
+
+const intArray = (xs: number[]) => `{${xs.join(',')}}`
+/** Hex hashes need no quoting inside an array literal. */
+const hexArray = (xs: string[]) => `{${xs.join(',')}}`
+
+/**
+ * Seals the company's visible unsealed rows, up to one batch; answers how many. `wait: false` gives up at once
+ * when another process holds the company's lock (it is sealing these very rows).
+ */
+export async function sealBatch(db: Db, companyId: number, wait = true): Promise<number> {
+  return db.transaction(async (tx) => {
+    if (wait) await tx.execute(sql`select pg_advisory_xact_lock(${CHAIN_LOCK}, ${companyId})`)
+    else {
+      const [got] = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${CHAIN_LOCK}, ${companyId}) as ok`))
+      if (!got.ok) return 0
+    }
+    // Read committed: each statement below sees every seal committed before the lock was granted.
+    const [head] = rowsOf<{ seq: string | number; hash: string }>(
+      await tx.execute(sql`select seq, hash from audit_logs where company_id = ${companyId} and seq is not null order by seq desc limit 1`),
+    )
+    const rows = rowsOf<{ id: string | number; canonical: string }>(
+      await tx.execute(sql`select a.id, audit_canonical(a) as canonical from audit_logs a
+        where a.company_id = ${companyId} and a.seq is null order by a.id limit ${SEAL_BATCH}`),
+    )
+    if (rows.length === 0) return 0
+    let seq = head ? Number(head.seq) : 0
+    let prev = head?.hash ?? GENESIS
+    const ids: number[] = []
+    const seqs: number[] = []
+    const prevs: string[] = []
+    const hashes: string[] = []
+    for (const r of rows) {
+      const hash = chainHash(prev, r.canonical)
+      ids.push(Number(r.id))
+      seqs.push(++seq)
+      prevs.push(prev)
+      hashes.push(hash)
+      prev = hash
+    }
+    // One clock reading for the batch, taken under the lock, so sealed_at never decreases as seq grows.
+    await tx.execute(sql`update audit_logs a
+      set seq = v.seq, prev_hash = v.prev_hash, hash = v.hash, sealed_at = (select clock_timestamp())
+      from unnest(${intArray(ids)}::bigint[], ${intArray(seqs)}::bigint[], ${hexArray(prevs)}::text[], ${hexArray(hashes)}::text[])
+        as v(id, seq, prev_hash, hash)
+      where a.id = v.id`)
+    return rows.length
+  })
+}
+
+/** Companies that have rows waiting for a place (the small partial index of unsealed rows answers this). */
+export async function companiesToSeal(db: Db): Promise<number[]> {
+  const rows = rowsOf<{ company_id: number }>(
+    await db.execute(sql`select distinct company_id from audit_logs where seq is null and company_id is not null`),
+  )
+  return rows.map((r) => Number(r.company_id))
+}
+
+/** Seals every row of the company visible now, batch after batch; answers how many. */
+export async function sealCompany(db: Db, companyId: number, wait = true): Promise<number> {
+  let sealed = 0
+  for (;;) {
+    const n = await sealBatch(db, companyId, wait)
+    sealed += n
+    if (n < SEAL_BATCH) return sealed
+  }
+}
+
+/**
+ * One batch for every company with rows waiting, so a company with a large backlog (a bulk import) does not hold
+ * back the others' seals; `more` says some company had a full batch and the caller should go round again.
+ */
+export async function sealRound(db: Db, wait = true): Promise<{ sealed: number; more: boolean }> {
+  let sealed = 0
+  let more = false
+  for (const companyId of await companiesToSeal(db)) {
+    const n = await sealBatch(db, companyId, wait)
+    sealed += n
+    if (n === SEAL_BATCH) more = true
+  }
+  return { sealed, more }
+}
+
+/** Seals every row visible now; answers how many. */
+export async function sealAll(db: Db, wait = true): Promise<number> {
+  let sealed = 0
+  for (;;) {
+    const round = await sealRound(db, wait)
+    sealed += round.sealed
+    if (!round.more) return sealed
+  }
+}
+
+export interface VerifyResult {
+  verified: boolean
+  rows: number
+  first_seq: number | null
+  last_seq: number | null
+  head: { seq: number; hash: string }
+  broken: null | { seq: number; reason: 'hash_mismatch' | 'gap' | 'prev_mismatch' }
+}
+
+/**
+ * Recomputes the chain over `[from, to]` in keyset batches (constant memory), against the rows as stored.
+ * The first break wins: a missing place is a `gap`, a row whose prev_hash is not the hash of the row before is a
+ * `prev_mismatch`, a row whose hash is not what its content gives is a `hash_mismatch`. After it the rest of the
+ * range is only counted.
+ */
+export async function verifyChain(db: Executor, companyId: number, from?: number, to?: number): Promise<VerifyResult> {
+  if (from !== undefined && to !== undefined && from > to)
+    throw invalid('from_seq is after to_seq', [{ field: 'from_seq', message: 'must not exceed to_seq' }])
+  const [top] = rowsOf<{ seq: string | number; hash: string }>(
+    await db.execute(sql`select seq, hash from audit_logs where company_id = ${companyId} and seq is not null order by seq desc limit 1`),
+  )
+  const chainHead = top ? { seq: Number(top.seq), hash: top.hash } : { seq: 0, hash: GENESIS }
+  const first = from ?? 1
+  const last = Math.min(to ?? chainHead.seq, chainHead.seq)
+  const result: VerifyResult = { verified: true, rows: 0, first_seq: null, last_seq: null, head: chainHead, broken: null }
+  if (first > last) return result
+
+  let expectedPrev: string | null = GENESIS
+  if (first > 1) {
+    const [before] = rowsOf<{ hash: string }>(
+      await db.execute(sql`select hash from audit_logs where company_id = ${companyId} and seq = ${first - 1}`),
+    )
+    // With the row before the range missing, the range's first link cannot be checked from inside the range.
+    expectedPrev = before?.hash ?? null
+  }
+  const breakAt = (seq: number, reason: NonNullable<VerifyResult['broken']>['reason']) => {
+    result.verified = false
+    result.broken = { seq, reason }
+  }
+
+  let expected = first
+  let cursor = first - 1
+  for (;;) {
+    // Each row's hash is recomputed where the row lies (Postgres's own SHA-256 over the same bytes the sealer hashed
+    // with node:crypto), so only places and hashes travel; the links between rows are checked here, in order.
+    const batch = rowsOf<{ seq: string | number; prev_hash: string | null; hash: string | null; ok: boolean | null }>(
+      await db.execute(sql`select a.seq, a.prev_hash, a.hash,
+          a.hash = encode(sha256(convert_to(a.prev_hash || audit_canonical(a), 'UTF8')), 'hex') as ok
+        from audit_logs a
+        where a.company_id = ${companyId} and a.seq > ${cursor} and a.seq <= ${last}
+        order by a.seq limit ${VERIFY_BATCH}`),
+    )
+    for (const r of batch) {
+      const seq = Number(r.seq)
+      result.rows++
+      result.first_seq ??= seq
+      result.last_seq = seq
+      result.head = { seq, hash: r.hash ?? '' }
+      if (result.broken) continue
+      if (seq !== expected) breakAt(expected, 'gap')
+      else if (expectedPrev !== null && r.prev_hash !== expectedPrev) breakAt(seq, 'prev_mismatch')
+      else if (r.ok !== true) breakAt(seq, 'hash_mismatch')
+      expectedPrev = r.hash
+      expected = seq + 1
+    }
+    if (batch.length < VERIFY_BATCH) break
+    cursor = Number(batch[batch.length - 1].seq)
+  }
+  // Places missing at the end of an explicit range that stops before the head.
+  if (!result.broken && expected <= last) breakAt(expected, 'gap')
+  return result
+}
+
+/**
+ * One digest per finished day of each company with a chain: the head as it stood at the end of that day in the
+ * company's time zone (the last row sealed before local midnight), from the day of its first seal to yesterday.
+ * A day without new rows repeats the head of the day before, so the digests form an unbroken daily series.
+ * Each company is done under its chain lock, so no seal is in flight across the midnight being judged.
+ */
+export async function makeDigests(db: Db, now: Date): Promise<number> {
+  const companies = rowsOf<{ id: number; timezone: string }>(
+    await db.execute(sql`select c.id, c.timezone from companies c
+      where exists (select 1 from audit_logs a where a.company_id = c.id and a.seq is not null)
+        and not exists (select 1 from audit_digests d where d.company_id = c.id
+                        and d.date = (${now.toISOString()}::timestamptz at time zone c.timezone)::date - 1)`),
+  )
+  let made = 0
+  for (const c of companies) {
+    made += await db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(${CHAIN_LOCK}, ${c.id})`)
+      const inserted = rowsOf(
+        await tx.execute(sql`
+          with bounds as (
+            select coalesce(
+                     (select max(date) + 1 from audit_digests where company_id = ${c.id}),
+                     (select (sealed_at at time zone ${c.timezone})::date from audit_logs
+                       where company_id = ${c.id} and seq is not null order by seq limit 1)
+                   ) as first_day,
+                   (${now.toISOString()}::timestamptz at time zone ${c.timezone})::date - 1 as last_day
+          ), days as (
+            select d::date as day, ((d::date + 1)::timestamp at time zone ${c.timezone}) as day_end
+              from bounds, generate_series(bounds.first_day::timestamp, bounds.last_day::timestamp, interval '1 day') d
+          ), heads as (
+            -- sealed_at grows with seq, so walking back from the head stops at the first row sealed before midnight.
+            select days.day, h.seq, h.hash
+              from days cross join lateral (
+                select a.seq, a.hash from audit_logs a
+                 where a.company_id = ${c.id} and a.seq is not null and a.sealed_at < days.day_end
+                 order by a.seq desc limit 1) h
+          )
+          insert into audit_digests (company_id, date, seq, hash)
+          select ${c.id}, heads.day, heads.seq, heads.hash from heads
+          on conflict do nothing
+          returning date`),
+      )
+      return inserted.length
+    })
+  }
+  return made
+}
+
+/** What a digest's signature covers: `company_id.date.seq.hash`. */
+export const digestMessage = (companyId: number, d: { date: string; seq: number; hash: string }) => `${companyId}.${d.date}.${d.seq}.${d.hash}`
+
+export async function listDigests(db: Executor, companyId: number, key: KeyObject, page = 1, pageSize = 50) {
+  const rows = rowsOf<{ date: string; seq: string | number; hash: string }>(
+    await db.execute(sql`select to_char(date, 'YYYY-MM-DD') as date, seq, hash from audit_digests
+      where company_id = ${companyId} order by date desc limit ${pageSize} offset ${(page - 1) * pageSize}`),
+  )
+  const [{ total }] = rowsOf<{ total: string | number }>(
+    await db.execute(sql`select count(*) as total from audit_digests where company_id = ${companyId}`),
+  )
+  const data = rows.map((r) => {
+    const d = { date: r.date, seq: Number(r.seq), hash: r.hash }
+    return { ...d, signature: sign(null, Buffer.from(digestMessage(companyId, d)), key).toString('base64') }
+  })
+  return { data, pagination: pagination(page, pageSize, Number(total)) }
+}

@@ -1,0 +1,88 @@
+import postgres from 'postgres'
+import { drizzle } from 'drizzle-orm/postgres-js'
+import { sql } from 'drizzle-orm'
+import * as schema from '../../../db/schema'
+import type { Database, Db, Executor, Tx } from '../../../db/client'
+import type { Caller } from '../../access/caller'
+import type { AppContext } from '../../context'
+import { ApiError } from '../../lib/errors'
+import { Slots } from '../../lib/slots'
+import { tenantTx, type TxMode } from '../../lib/write'
+import type { Range, StatementAccount } from './service'
+
+/** Seconds a company at its export limit is told to wait. */
+const EXPORT_RETRY_AFTER_S = 5
+
+interface ExportRuntime {
+  /** The pool exports read from: apart from the one ordinary requests use, so an export never holds one of theirs. */
+  db: Db
+  perCompany: Slots<number>
+  close(): Promise<void>
+}
+
+const runtimes = new WeakMap<AppContext, ExportRuntime>()
+
+function runtime(app: AppContext): ExportRuntime {
+  let r = runtimes.get(app)
+  if (r) return r
+  const perCompany = new Slots<number>(() => app.config.exports.perCompany)
+  if (app.database.kind === 'postgres' && app.config.databaseUrl) {
+    // Idle connections go away on their own: exports are occasional, and nothing has to close this pool for a
+    // process to end.
+    const client = postgres(app.config.databaseUrl, {
+      max: app.config.exports.poolMax,
+      idle_timeout: 5,
+      onnotice: () => {},
+      connection: { statement_timeout: app.config.exports.statementTimeoutMs },
+    })
+    r = { db: drizzle(client, { schema }) as unknown as Db, perCompany, close: () => client.end({ timeout: 5 }) }
+  } else {
+    // The embedded database has one connection for everything; there is no second pool to keep exports on.
+    r = { db: app.db, perCompany, close: async () => {} }
+  }
+  runtimes.set(app, r)
+  return r
+}
+
+/**
+ * One of the company's `EXPORTS_PER_COMPANY` export slots, held until the export has been sent (a stream: until it
+ * ends or its reader goes away); past them 429 RATE_LIMITED with Retry-After.
+ */
+export function claimExport(app: AppContext, companyId: number): () => void {
+  const release = runtime(app).perCompany.take(companyId)
+  if (!release)
+    throw new ApiError(429, 'RATE_LIMITED', `At most ${app.config.exports.perCompany} exports at once per company; retry shortly`, undefined, {
+      'retry-after': String(EXPORT_RETRY_AFTER_S),
+    })
+  return release
+}
+
+/** A tenant transaction on the export pool, where each statement is bounded by `EXPORT_STATEMENT_TIMEOUT_MS`. */
+export function exportTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return tenantTx(app, caller, mode, fn, { on: runtime(app).db })
+}
+
+/** How many rows a statement of these accounts over this range holds (one index range count per account). */
+export async function statementRows(database: Database, db: Executor, accounts: StatementAccount[], range: Range): Promise<number> {
+  if (accounts.length === 0) return 0
+  const [row] = await database.rows<{ n: number }>(
+    sql`select count(*)::int as n from transactions t
+      where t.account_id in ${sql`(${sql.join(accounts.map((a) => sql`${a.id}`), sql`, `)})`} and t.status = 'completed' and t.completed_at is not null
+        ${range.from ? sql`and t.completed_at >= ${range.from}::timestamptz` : sql``}
+        ${range.until ? sql`and t.completed_at < ${range.until}::timestamptz` : sql``}`,
+    db,
+  )
+  return row.n
+}
+
+/** 400 when the export would hold more than `EXPORT_MAX_ROWS` rows: the caller narrows its range instead. */
+export function checkRowBound(app: AppContext, rows: number, field = 'from') {
+  const max = app.config.exports.maxRows
+  if (rows > max)
+    throw new ApiError(400, 'VALIDATION_ERROR', `The export would hold ${rows} rows, more than ${max}; narrow the range`, [
+      { field, message: `more than ${max} rows in range` },
+    ])
+}
+
+/** Closes the export pool of an app (at shutdown). */
+export const closeExports = (app: AppContext) => runtimes.get(app)?.close() ?? Promise.resolve()
