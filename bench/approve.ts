@@ -114,7 +114,7 @@ async function main() {
     }
 
     // The statements the approve route issues inside its transaction (company key: no scope condition),
-    // including the blotter feed's probe for auto-fed mesas.
+    // including the blotter feed's probe for auto-fed mesas and the event outbox's one statement.
     const viaSql = async (id: number) => {
       await direct.begin(async (q) => {
         await q`select set_config('app.actor_email', '', true), set_config('app.channel', '', true),
@@ -143,6 +143,30 @@ async function main() {
                 and exists (select 1 from mesa_accounts ma join transactions t on t.account_id = ma.account_id
                             where ma.mesa_id = mesas.id and ma.released_at is null and t.operation_id = ${id})
                 order by id`
+        // The event outbox: the operation rendered as its GET returns it, recorded and queued in one statement.
+        await q`with ev as (
+                  insert into events (company_id, type, object_kind, object_id, data)
+                  values (${companyId}, 'operation.approved', 'operation', ${id}, jsonb_build_object('object', (select jsonb_build_object(
+                    'id', o.id, 'company_id', o.company_id, 'operation_type_id', o.operation_type_id, 'client_id', o.client_id,
+                    'cost_center_id', o.cost_center_id, 'description', o.description, 'date', to_char(o.date at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'status', o.status,
+                    'created_by', o.created_by, 'created_at', to_char(o.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'updated_at', to_char(o.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                    'transactions', coalesce((select jsonb_agg(jsonb_build_object(
+                        'id', t.id, 'operation_id', t.operation_id, 'account_id', t.account_id, 'currency', t.currency, 'amount', t.amount::float8,
+                        'status', t.status, 'transaction_type_id', t.transaction_type_id, 'is_commission', t.is_commission,
+                        'description', t.description, 'created_at', to_char(t.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'updated_at', to_char(t.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by t.id)
+                      from transactions t where t.operation_id = o.id), '[]'::jsonb),
+                    'attachments', coalesce((select jsonb_agg(jsonb_build_object('id', a.id, 'file_name', a.file_name, 'mime_type', a.mime_type,
+                        'size_bytes', a.size_bytes, 'created_at', to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'uploaded_by', jsonb_build_object('id', e.id, 'name', e.name, 'email', a.uploaded_by_email)) order by a.id)
+                      from operation_attachments a left join employees e on e.company_id = a.company_id and lower(e.email) = lower(a.uploaded_by_email) and e.deleted_at is null
+                      where a.operation_id = o.id and a.deleted_at is null), '[]'::jsonb))
+                    from operations o where o.id = ${id})) || coalesce(coalesce(
+                      (select jsonb_build_object('channel', d.channel, 'requested_by', d.channel_detail -> 'requested_by') from messaging_drafts d where d.operation_id = ${id} limit 1),
+                      case when current_setting('app.channel', true) in ('messaging', 'twin') then jsonb_build_object('channel', current_setting('app.channel', true)) end), '{}'::jsonb))
+                  returning id
+                )
+                insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
+                select ${companyId}, w.id, ev.id, ${'operation:' + id} from ev, webhook_endpoints w
+                where w.company_id = ${companyId} and w.enabled and w.deleted_at is null and w.event_types && array['*', 'operation.*', 'operation.approved']::text[]`
       })
     }
 

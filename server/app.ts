@@ -24,6 +24,7 @@ import { metricsModule } from './modules/metrics'
 import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
 import { sessionsModule } from './modules/sessions'
+import { webhooksModule } from './modules/webhooks'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -63,6 +64,7 @@ export function createApp(app: AppContext) {
     .use(metricsModule(app))
     .use(exportsModule(app))
     .use(ventanillaModule(app))
+    .use(webhooksModule(app))
 }
 
 export type App = ReturnType<typeof createApp>

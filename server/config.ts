@@ -43,6 +43,35 @@ export interface Config {
   rateLimit: { perKey: number; perIp: number }
   /** Behind a balancer that appends the client address to X-Forwarded-For, limit per that address. */
   trustProxy: boolean
+  webhooks: WebhookConfig
+}
+
+export interface WebhookConfig {
+  /** `http://` endpoint URLs are accepted (else `https://` only). */
+  allowHttp: boolean
+  /** Endpoints on loopback, private, link-local, CGNAT or metadata addresses are accepted. */
+  allowPrivate: boolean
+  /** Seconds to wait before each retry; its length is the number of retries. */
+  retrySchedule: number[]
+  /** An endpoint whose every attempt failed for this long is disabled. */
+  disableAfterHours: number
+  /** An attempt without a 2xx within this is a failure. */
+  timeoutMs: number
+  /** Attempts in flight at once in one process, and to one endpoint across all processes. */
+  concurrency: number
+  perEndpoint: number
+}
+
+/** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000]
+
+function schedule(env: Record<string, string | undefined>, name: string): number[] {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return DEFAULT_RETRY_SCHEDULE
+  const parts = raw.split(',').map((p) => p.trim())
+  if (parts.length > 50 || parts.some((p) => !/^\d{1,7}$/.test(p)))
+    throw new ConfigError(`${name} must be a comma list of at most 50 whole numbers of seconds, got "${raw}"`)
+  return parts.map(Number)
 }
 
 export class ConfigError extends Error {}
@@ -151,6 +180,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perIp: integer(env, 'RATE_LIMIT_IP_PER_MINUTE', 600, 0, 1_000_000),
     },
     trustProxy: bool('TRUST_PROXY'),
+    webhooks: {
+      allowHttp: bool('WEBHOOK_ALLOW_HTTP'),
+      allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE'),
+      retrySchedule: schedule(env, 'WEBHOOK_RETRY_SCHEDULE'),
+      disableAfterHours: integer(env, 'WEBHOOK_DISABLE_AFTER_HOURS', 120, 1, 100_000),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 15, 1, 300) * 1000,
+      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 128, 1, 1000),
+      perEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 32, 1, 1000),
+    },
   }
 }
 

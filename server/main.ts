@@ -7,6 +7,7 @@ import { createStore } from './infra/storage'
 import { createApp } from './app'
 import type { AppContext } from './context'
 import { DomainEvents } from './lib/events'
+import { deliveryWorker } from './modules/webhooks'
 import { closeExports } from './modules/exports/limits'
 import { auditSigningKeyPem } from './modules/audit/signing-key'
 import { startAuditChain } from './modules/audit/worker'
@@ -66,6 +67,7 @@ async function main() {
   // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
   const server = app.listen({ port: config.port, idleTimeout: config.idleTimeoutS, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
   const auditChain = startAuditChain(ctx)
+  const worker = deliveryWorker(ctx).start()
   log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
 
   let stopping = false
@@ -74,6 +76,7 @@ async function main() {
     stopping = true
     log({ level: 'info', msg: 'stopping', signal })
     await server.stop(true)
+    await worker.stop()
     await closeExports(ctx)
     await auditChain.stop()
     await database.close()

@@ -3,7 +3,7 @@
 
 CREATE OR REPLACE FUNCTION audit_redact(row_data jsonb) RETURNS jsonb
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT row_data - 'key_hash' - 'token_hash' - 'secret_hash' - 'password_hash'
+  SELECT row_data - 'key_hash' - 'token_hash' - 'secret_hash' - 'password_hash' - 'secret_ciphertext' - 'previous_secret_ciphertext'
 $$;
 
 CREATE OR REPLACE FUNCTION audit_capture() RETURNS trigger
@@ -140,7 +140,8 @@ BEGIN
       JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = current_schema()
        AND c.relkind = 'r'
-       AND c.relname NOT IN ('audit_logs', 'audit_digests', 'idempotency_keys')
+       -- The event outbox and the webhook delivery log are themselves records of changes, not changes.
+       AND c.relname NOT IN ('audit_logs', 'audit_digests', 'idempotency_keys', 'events', 'webhook_deliveries', 'webhook_attempts')
        AND (c.relname = 'companies' OR EXISTS (
              SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'company_id' AND NOT a.attisdropped))
   LOOP

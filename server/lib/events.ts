@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm'
 import type { Tx } from '../../db/client'
 
 /**
@@ -10,6 +11,14 @@ export interface DomainEvent {
   object: { kind: string; id: number }
   /** Facts the record itself does not hold (the run that made an operation, the desk that called a ticket). */
   data?: Record<string, unknown>
+  /**
+   * The object as its own GET returns it at this point of the transaction, for listeners that keep a copy (the
+   * event outbox). A jsonb SQL expression is evaluated inside the listener's own statement, so recording the
+   * event costs one round trip; a function is for objects that are simpler to render in code.
+   */
+  render?: SQL | (() => Promise<unknown>)
+  /** More facts for `data`, as a jsonb SQL expression (null for none) evaluated in the same statement as `render`. */
+  facts?: SQL
 }
 
 export type Listener = (tx: Tx, event: DomainEvent) => Promise<void>

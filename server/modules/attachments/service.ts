@@ -1,12 +1,14 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
 import { employees, operationAttachments } from '../../../db/schema'
 import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
-import type { Executor } from '../../../db/client'
+import type { Executor, Tx } from '../../../db/client'
 import { newObjectKey, type BlobStore } from '../../infra/storage'
 import { notFound } from '../../lib/errors'
+import { announce } from '../../lib/events'
 import { createOnce, write } from '../../lib/write'
 import { assertOperationVisible } from '../../lib/scope'
+import { isoSql } from '../../lib/time'
 import { LINK_LIFETIME_SECONDS, type AttachmentDto } from './model'
 
 export type { AttachmentDto } from './model'
@@ -31,22 +33,37 @@ interface AttachmentRow {
   actorName: string | null
 }
 
+/** The attachment as listed, without its download link: what events carry. */
+const recordOf = (row: AttachmentRow) => ({
+  id: row.id,
+  file_name: row.fileName,
+  mime_type: row.mimeType,
+  size_bytes: row.sizeBytes,
+  created_at: row.createdAt.toISOString(),
+  uploaded_by: {
+    id: row.actorId,
+    name: row.actorName,
+    email: row.uploadedByEmail,
+  },
+})
+
 async function attachmentDto(store: BlobStore, row: AttachmentRow): Promise<AttachmentDto> {
   const contentType = row.mimeType ?? 'application/octet-stream'
   return {
-    id: row.id,
-    file_name: row.fileName,
-    mime_type: row.mimeType,
-    size_bytes: row.sizeBytes,
-    created_at: row.createdAt.toISOString(),
-    uploaded_by: {
-      id: row.actorId,
-      name: row.actorName,
-      email: row.uploadedByEmail,
-    },
+    ...recordOf(row),
     signed_url: await store.signedUrl(row.objectKey, { fileName: row.fileName, contentType, expiresInSeconds: LINK_LIFETIME_SECONDS }),
   }
 }
+
+/** Attachment events name the operation in `data.operation_id`: the attachment record itself does not. */
+const announceAttachment = (tx: Tx, caller: Caller, type: string, operationId: number, row: AttachmentRow) =>
+  announce(tx, {
+    type,
+    companyId: caller.companyId,
+    object: { kind: 'attachment', id: row.id },
+    data: { operation_id: operationId },
+    render: async () => recordOf(row),
+  })
 
 /**
  * Live attachments of the given operations with their uploader resolved by email against the company's
@@ -80,6 +97,17 @@ async function attachmentRows(db: Executor, companyId: number, operationIds: num
     .where(and(eq(a.companyId, companyId), inArray(a.operationId, operationIds), isNull(a.deletedAt)))
     .orderBy(asc(a.id))
 }
+
+/**
+ * The live attachments of one operation as its GET lists them, minus `signed_url`, as one jsonb array expression:
+ * what event payloads carry (a link that expires has no place in a record kept 30 days).
+ */
+export const attachmentsJson = (operationId: SQL) => sql`coalesce((select jsonb_agg(jsonb_build_object(
+    'id', a.id, 'file_name', a.file_name, 'mime_type', a.mime_type, 'size_bytes', a.size_bytes, 'created_at', ${isoSql(sql`a.created_at`)},
+    'uploaded_by', jsonb_build_object('id', e.id, 'name', e.name, 'email', a.uploaded_by_email)) order by a.id)
+  from operation_attachments a
+  left join employees e on e.company_id = a.company_id and lower(e.email) = lower(a.uploaded_by_email) and e.deleted_at is null
+  where a.operation_id = ${operationId} and a.deleted_at is null), '[]'::jsonb)`
 
 export async function listAttachmentDtos(db: Executor, store: BlobStore, companyId: number, operationId: number): Promise<AttachmentDto[]> {
   const rows = await attachmentRows(db, companyId, [operationId])
@@ -153,11 +181,9 @@ export async function uploadAttachment(
           })
           .returning()
         recorded = true
-        return attachmentDto(app.store, {
-          ...row,
-          actorId: caller.employee?.id ?? null,
-          actorName: caller.employee?.name ?? null,
-        })
+        const full = { ...row, actorId: caller.employee?.id ?? null, actorName: caller.employee?.name ?? null }
+        await announceAttachment(tx, caller, 'attachment.created', operationId, full)
+        return attachmentDto(app.store, full)
       },
     )
     if (!recorded) await discard()
@@ -173,12 +199,14 @@ export async function deleteAttachment(app: AppContext, caller: Caller, operatio
   const objectKey = await write(app, caller, async (tx) => {
     await assertOperationVisible(tx, caller, operationId)
     const a = operationAttachments
+    const last = (await attachmentRows(tx, caller.companyId, [operationId])).find((r) => r.id === attachmentId)
     const [row] = await tx
       .update(a)
       .set({ deletedAt: new Date() })
       .where(and(eq(a.id, attachmentId), eq(a.companyId, caller.companyId), eq(a.operationId, operationId), isNull(a.deletedAt)))
       .returning({ objectKey: a.objectKey })
-    if (!row) throw notFound('Attachment')
+    if (!row || !last) throw notFound('Attachment')
+    await announceAttachment(tx, caller, 'attachment.deleted', operationId, last)
     return row.objectKey
   })
   try {

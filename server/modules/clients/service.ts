@@ -3,6 +3,7 @@ import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import { rowsOf, type Database, type Executor, type Tx } from '../../../db/client'
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, invalid, notFound, unprocessable } from '../../lib/errors'
+import { announce } from '../../lib/events'
 import { pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
@@ -224,6 +225,10 @@ async function insertClients(
     accounts: (accountsBy.get(c.id) ?? []).map((a) => ({ ...a, balance: toJson(a.balance) })),
     client_tags: (linksBy.get(c.id) ?? []).map((l) => ({ ...l, tag: tagDto(tagById.get(l.tag_id)!) })),
   }))
+  for (const dto of created) {
+    await announceClient(tx, caller, 'client.created', dto)
+    for (const account of dto.accounts) await announceAccount(tx, caller, account)
+  }
   return { bad, created }
 }
 
@@ -250,6 +255,13 @@ export async function createClients(tx: Tx, caller: Caller, inputs: CreateClient
   return created
 }
 
+/** What the client module tells the rest of the service (and, through the outbox, integrators). */
+const announceClient = (tx: Tx, caller: Caller, type: string, dto: { id: number }) =>
+  announce(tx, { type, companyId: caller.companyId, object: { kind: 'client', id: dto.id }, render: async () => dto })
+
+const announceAccount = (tx: Tx, caller: Caller, dto: { id: number }) =>
+  announce(tx, { type: 'account.created', companyId: caller.companyId, object: { kind: 'account', id: dto.id }, render: async () => dto })
+
 export async function updateClient(tx: Tx, caller: Caller, id: number, input: { name?: string; description?: string; type?: number }) {
   await clientRow(tx, caller, id, true)
   await tx
@@ -261,7 +273,9 @@ export async function updateClient(tx: Tx, caller: Caller, id: number, input: { 
       updatedAt: new Date(),
     })
     .where(eq(clients.id, id))
-  return getClient(tx, caller, id)
+  const dto = await getClient(tx, caller, id)
+  await announceClient(tx, caller, 'client.updated', dto)
+  return dto
 }
 
 /**
@@ -269,12 +283,14 @@ export async function updateClient(tx: Tx, caller: Caller, id: number, input: { 
  * committing at the same moment either lands before the check (and blocks it) or waits behind the delete.
  */
 export async function deleteClient(tx: Tx, caller: Caller, id: number) {
-  await clientRow(tx, caller, id, true)
+  const [last] = await withChildren(tx, [await clientRow(tx, caller, id, true)])
   const accs = await tx.select({ id: accounts.id, balance: accounts.balance }).from(accounts).where(eq(accounts.clientId, id)).for('update')
   const open = accs.filter((a) => !dec(a.balance).isZero())
   if (open.length)
     throw new ApiError(409, 'BALANCE_NOT_ZERO', 'The client has accounts with a balance other than zero', open.map((a) => ({ field: 'accounts', message: `account ${a.id} balance ${a.balance}` })))
   await tx.update(clients).set({ deletedAt: new Date(), updatedAt: new Date() }).where(eq(clients.id, id))
+  // The event carries the client as it last read, since its GET answers 404 from now on.
+  await announceClient(tx, caller, 'client.deleted', last)
   return { deleted: true as const }
 }
 
@@ -284,7 +300,9 @@ export async function addAccount(tx: Tx, caller: Caller, clientId: number, input
     .insert(accounts)
     .values({ companyId: caller.companyId, clientId, name: input.name ?? input.currency_name, currencyName: input.currency_name })
     .returning()
-  return accountDto(row)
+  const dto = accountDto(row)
+  await announceAccount(tx, caller, dto)
+  return dto
 }
 
 export async function listTags(db: Executor, caller: Caller) {
@@ -317,6 +335,7 @@ export async function attachTag(tx: Tx, caller: Caller, clientId: number, tagId:
   const [tag] = await tx.select().from(tags).where(and(eq(tags.id, tagId), eq(tags.companyId, caller.companyId)))
   if (!tag) throw unprocessable('UNKNOWN_TAG', 'Unknown tag', [{ field: 'tag_id', message: `unknown tag ${tagId}` }])
   const [ct] = await tx.insert(clientTags).values({ companyId: caller.companyId, clientId, tagId }).onConflictDoNothing().returning()
+  if (ct) await announceClient(tx, caller, 'client.updated', await getClient(tx, caller, clientId))
   return ct ? clientTagDto(ct, tag) : (await existingLink(tx, clientId, tagId))!
 }
 
@@ -327,6 +346,7 @@ export async function detachTag(tx: Tx, caller: Caller, clientId: number, tagId:
     .where(and(eq(clientTags.clientId, clientId), eq(clientTags.tagId, tagId)))
     .returning({ id: clientTags.id })
   if (removed.length === 0) throw notFound('Tag on this client')
+  await announceClient(tx, caller, 'client.updated', await getClient(tx, caller, clientId))
   return { deleted: true as const }
 }
 

@@ -3,6 +3,7 @@ import { accounts, clients, costCenterBudgets, costCenters } from '../../../db/s
 import type { Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import { invalid, notFound, unprocessable } from '../../lib/errors'
+import { announce } from '../../lib/events'
 import { dec, toJson, toMoney } from '../../lib/money'
 import { findAccount, findCostCenter, requireLiveClient } from '../../lib/references'
 import type { CostCenterDto } from './model'
@@ -96,7 +97,9 @@ export async function createCostCenter(
       netBalanceByDefault: input.net_balance_by_default ?? false,
     })
     .returning()
-  return costCenterDto(row, [])
+  const dto = costCenterDto(row, [])
+  await announce(tx, { type: 'cost_center.created', companyId, object: { kind: 'cost_center', id: row.id }, render: async () => dto })
+  return dto
 }
 
 /**
@@ -139,14 +142,24 @@ export async function upsertBudget(
       kind: costCenterBudgets.kind,
       inserted: sql<boolean>`(xmax = 0)`,
     })
+  // A budget is part of its cost center's record: the center as listed, budgets included, is what changed.
+  await announce(tx, {
+    type: 'cost_center.updated',
+    companyId: caller.companyId,
+    object: { kind: 'cost_center', id: costCenterId },
+    render: async () => (await centers(tx, caller.companyId, costCenterId))[0],
+  })
   return { created: Boolean(row.inserted), budget: budgetDto(row) }
 }
 
-export async function listCostCenters(db: Executor, caller: Caller) {
+export const listCostCenters = (db: Executor, caller: Caller) => centers(db, caller.companyId)
+
+/** The company's cost centers with their budgets, or just the one given. */
+async function centers(db: Executor, companyId: number, only?: number) {
   const rows = await db
     .select()
     .from(costCenters)
-    .where(eq(costCenters.companyId, caller.companyId))
+    .where(and(eq(costCenters.companyId, companyId), only === undefined ? undefined : eq(costCenters.id, only)))
     .orderBy(asc(costCenters.id))
   if (rows.length === 0) return []
   const budgets = await db

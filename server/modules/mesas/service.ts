@@ -3,6 +3,7 @@ import { accounts, clients, mesaAccounts, mesaLines, mesas, operations, transact
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
+import { announce } from '../../lib/events'
 import { D, dec, toMoney, type Dec } from '../../lib/money'
 import { iso } from '../../lib/models'
 import { operationVisible } from '../../lib/scope'
@@ -343,7 +344,7 @@ export async function createLine(tx: Tx, caller: Caller, mesaId: number, input: 
       .onConflictDoNothing()
       .returning()
     if (!row) throw conflict('CONFLICT', 'This operation already has a line on this mesa')
-    return lineDto(row)
+    return announceLine(tx, 'mesa_line.created', row)
   }
   const local = dec(input.local_amount)
   const quote = dec(input.quote_amount)
@@ -370,7 +371,14 @@ export async function createLine(tx: Tx, caller: Caller, mesaId: number, input: 
       createdBy: caller.employee?.id ?? null,
     })
     .returning()
-  return lineDto(row)
+  return announceLine(tx, 'mesa_line.created', row)
+}
+
+/** Lines made or removed by hand or by the auto feed are told alike; a deleted line is told as it last was. */
+async function announceLine(tx: Tx, type: 'mesa_line.created' | 'mesa_line.deleted', row: LineRow) {
+  const dto = lineDto(row)
+  await announce(tx, { type, companyId: row.companyId, object: { kind: 'mesa_line', id: row.id }, render: async () => dto })
+  return dto
 }
 
 export async function deleteLine(tx: Tx, caller: Caller, mesaId: number, lineId: number) {
@@ -378,8 +386,9 @@ export async function deleteLine(tx: Tx, caller: Caller, mesaId: number, lineId:
   const [row] = await tx
     .delete(mesaLines)
     .where(and(eq(mesaLines.id, lineId), eq(mesaLines.mesaId, mesaId), eq(mesaLines.companyId, caller.companyId), linesVisible(caller)))
-    .returning({ id: mesaLines.id })
+    .returning()
   if (!row) throw notFound('Line')
+  await announceLine(tx, 'mesa_line.deleted', row)
   return { deleted: true as const }
 }
 
@@ -428,13 +437,18 @@ export async function feedOperation(tx: Tx, m: Mesa, operationId: number) {
     const kind = matchKind(s, await recentAverageFx(tx, m.id))
     if (kind === 'partial') return
     const [op] = await tx.select({ date: operations.date }).from(operations).where(eq(operations.id, operationId))
-    await tx
+    const [row] = await tx
       .insert(mesaLines)
       .values({ ...lineValues(m, s), operationId, source: 'auto', matchKind: kind, tradedAt: op.date, createdBy: null })
       .onConflictDoNothing()
+      .returning()
+    if (row) await announceLine(tx, 'mesa_line.created', row)
     return
   }
-  if (existing?.source === 'auto') await tx.delete(mesaLines).where(eq(mesaLines.id, existing.id))
+  if (existing?.source === 'auto') {
+    const [row] = await tx.delete(mesaLines).where(eq(mesaLines.id, existing.id)).returning()
+    await announceLine(tx, 'mesa_line.deleted', row)
+  }
 }
 
 /** Applies the feed to every operation already on the mesa's accounts, oldest first so fx_close sees the lines before it. */

@@ -3,6 +3,7 @@ import { accounts, clients, costCenters, messagingTools, operationTypes, transac
 import type { Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
+import { announce } from '../../lib/events'
 import { iso } from '../../lib/models'
 import { isFiniteDecimal, toJson, toMoney } from '../../lib/money'
 import type { FixedConfigInput, ParameterSchemaInput, ParameterType, ToolDto } from './model'
@@ -262,7 +263,13 @@ export async function createTool(
       })
       .returning(),
   )
-  return toolDto(row)
+  return announceTool(tx, caller, 'messaging_tool.created', toolDto(row))
+}
+
+/** Tells the rest of the service about a tool change; answers the tool as announced. */
+async function announceTool<T extends { id: number }>(tx: Tx, caller: Caller, type: string, dto: T): Promise<T> {
+  await announce(tx, { type, companyId: caller.companyId, object: { kind: 'messaging_tool', id: dto.id }, render: async () => dto })
+  return dto
 }
 
 export async function listTools(db: Executor, caller: Caller) {
@@ -325,13 +332,14 @@ export async function updateTool(
       .where(eq(messagingTools.id, id))
       .returning(),
   )
-  return toolDto(row)
+  return announceTool(tx, caller, 'messaging_tool.updated', toolDto(row))
 }
 
 /** Soft delete: the slug becomes free again and every later read answers 404. */
 export async function deleteTool(tx: Tx, caller: Caller, id: number) {
   await getToolRow(tx, caller, id, true)
-  await tx.update(messagingTools).set({ deletedAt: sql`now()`, updatedAt: sql`now()` }).where(eq(messagingTools.id, id))
+  const [row] = await tx.update(messagingTools).set({ deletedAt: sql`now()`, updatedAt: sql`now()` }).where(eq(messagingTools.id, id)).returning()
+  await announceTool(tx, caller, 'messaging_tool.deleted', toolDto(row))
   return { deleted: true as const }
 }
 

@@ -9,7 +9,7 @@ import { pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce } from '../../lib/events'
-import { attachmentDtosByOperation } from '../attachments/service'
+import { attachmentDtosByOperation, attachmentsJson } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
 
@@ -142,6 +142,43 @@ export async function getOperation(db: Executor, caller: Caller, id: number, sto
   const [dto] = await hydrate(db, caller.companyId, [await visibleRow(db, caller, id)], store)
   return dto
 }
+
+/**
+ * The operation as its GET returns it (attachments without `signed_url`), as one jsonb SQL expression: what the
+ * ledger's announcements carry, so the outbox records it within its own statement and a transition pays one
+ * round trip for its event. tests/modules/webhooks.test.ts holds it equal to the GET.
+ */
+const operationJson = (id: number) => sql`(select jsonb_build_object(
+    'id', o.id, 'company_id', o.company_id, 'operation_type_id', o.operation_type_id, 'client_id', o.client_id,
+    'cost_center_id', o.cost_center_id, 'description', o.description, 'date', ${isoSql(sql`o.date`)}, 'status', o.status,
+    'created_by', o.created_by, 'created_at', ${isoSql(sql`o.created_at`)}, 'updated_at', ${isoSql(sql`o.updated_at`)},
+    'transactions', coalesce((select jsonb_agg(jsonb_build_object(
+        'id', t.id, 'operation_id', t.operation_id, 'account_id', t.account_id, 'currency', t.currency, 'amount', t.amount::float8,
+        'status', t.status, 'transaction_type_id', t.transaction_type_id, 'is_commission', t.is_commission,
+        'description', t.description, 'created_at', ${isoSql(sql`t.created_at`)}, 'updated_at', ${isoSql(sql`t.updated_at`)}) order by t.id)
+      from transactions t where t.operation_id = o.id), '[]'::jsonb),
+    'attachments', ${attachmentsJson(sql`o.id`)})
+  from operations o where o.id = ${id})`
+
+/**
+ * An operation made by a messaging tool run carries the run's channel and requester in every event about it:
+ * from the run's draft, or, while the run's own transaction is still creating it, from the channel that
+ * transaction declared for the audit trail (server/lib/write.ts).
+ */
+const operationOrigin = (id: number) => sql`coalesce(
+  (select jsonb_build_object('channel', d.channel, 'requested_by', d.channel_detail -> 'requested_by') from messaging_drafts d where d.operation_id = ${id} limit 1),
+  case when current_setting('app.channel', true) in ('messaging', 'twin') then jsonb_build_object(
+    'channel', current_setting('app.channel', true),
+    'requested_by', nullif(current_setting('app.channel_detail', true), '')::jsonb -> 'requested_by') end)`
+
+/** What the ledger announces about operation `id`, rendered at this point of the transaction. */
+const operationEvent = (type: string, companyId: number, id: number) => ({
+  type,
+  companyId,
+  object: { kind: 'operation', id },
+  render: operationJson(id),
+  facts: operationOrigin(id),
+})
 
 /** A date-time as given, or a date-only value as that day's midnight in the company's time zone. */
 function instant(companyId: number, value: string, endOfDay = false): SQL {
@@ -393,7 +430,7 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
     if (list) list.push(t)
     else byOp.set(t.operation_id, [t])
   }
-  for (const op of ops) await announce(tx, { type: 'operation.created', companyId, object: { kind: 'operation', id: op.id } })
+  for (const op of ops) await announce(tx, operationEvent('operation.created', companyId, op.id))
   return ops.map((op) => ({
     ...op,
     status: op.status as OperationStatus,
@@ -489,7 +526,7 @@ async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, 
       )
       select (select count(*) from moved)::int as changed, (select count(*) from balances) as b, (select count(*) from stored) as o`),
   )
-  await announce(tx, { type: rule.event, companyId: caller.companyId, object: { kind: 'operation', id } })
+  await announce(tx, operationEvent(rule.event, caller.companyId, id))
   return result.changed
 }
 

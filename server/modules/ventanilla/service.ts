@@ -5,6 +5,7 @@ import type { Executor, Tx } from '../../../db/client'
 import type { Database } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import { conflict, invalid, notFound, rateLimited, unprocessable } from '../../lib/errors'
+import { announce } from '../../lib/events'
 import { dec, toJson, toMoney } from '../../lib/money'
 import { isoSql, localDate, validTimezone } from '../../lib/time'
 import { credentialPrefix, newCredential, sameDigest, sha256 } from '../../lib/secrets'
@@ -339,7 +340,14 @@ async function issueTicket(
     })
     .returning()
   await publish(tx, companyId)
-  return ticketDto(row)
+  return announceTicket(tx, 'ventanilla_ticket.created', row)
+}
+
+/** Each step of a ticket is told to the rest of the service (and, through the outbox, to integrators). */
+async function announceTicket(tx: Tx, type: string, row: TicketRow) {
+  const dto = ticketDto(row)
+  await announce(tx, { type, companyId: row.companyId, object: { kind: 'ventanilla_ticket', id: row.id }, render: async () => dto })
+  return dto
 }
 
 /**
@@ -375,7 +383,7 @@ async function markCalled(tx: Tx, companyId: number, id: number, desk: string, n
     .where(eq(ventanillaTickets.id, id))
     .returning()
   await publish(tx, companyId)
-  return ticketDto(row)
+  return announceTicket(tx, 'ventanilla_ticket.called', row)
 }
 
 async function lockTicket(tx: Tx, companyId: number, id: number) {
@@ -410,10 +418,10 @@ export async function noShowTicket(tx: Tx, caller: Caller, id: number, now: Date
   return setStatus(tx, caller.companyId, id, 'no_show', now)
 }
 
-async function setStatus(tx: Tx, companyId: number, id: number, status: string, now: Date, extra: { finishedAt?: Date } = {}) {
+async function setStatus(tx: Tx, companyId: number, id: number, status: 'finished' | 'no_show', now: Date, extra: { finishedAt?: Date } = {}) {
   const [row] = await tx.update(ventanillaTickets).set({ status, updatedAt: now, ...extra }).where(eq(ventanillaTickets.id, id)).returning()
   await publish(tx, companyId)
-  return ticketDto(row)
+  return announceTicket(tx, `ventanilla_ticket.${status}`, row)
 }
 
 /** The token's company when the token is live and the module is on; anything else looks the same as unknown. */
@@ -547,7 +555,7 @@ export async function transferTicket(tx: Tx, caller: Caller, id: number, service
     .where(eq(ventanillaTickets.id, id))
     .returning()
   await publish(tx, caller.companyId)
-  return ticketDto(moved)
+  return announceTicket(tx, 'ventanilla_ticket.transferred', moved)
 }
 
 export interface QueueService {

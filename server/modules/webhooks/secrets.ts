@@ -1,0 +1,32 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
+
+/** A Standard Webhooks secret: `whsec_` and the base64 of 32 random bytes. */
+export const newEndpointSecret = () => `whsec_${randomBytes(32).toString('base64')}`
+
+const keys = new Map<string, Buffer>()
+
+/** The encryption key of endpoint secrets, derived from SIGNING_SECRET so that it is never stored beside them. */
+function keyOf(signingSecret: string): Buffer {
+  let key = keys.get(signingSecret)
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', signingSecret, 'webhook-endpoint-secrets', 'aes-256-gcm', 32))
+    keys.set(signingSecret, key)
+  }
+  return key
+}
+
+/** `v1.<iv>.<tag>.<ciphertext>` in base64url: AES-256-GCM, so a tampered value fails to open instead of signing garbage. */
+export function sealSecret(signingSecret: string, secret: string): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', keyOf(signingSecret), iv)
+  const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()])
+  return ['v1', iv, cipher.getAuthTag(), body].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.')
+}
+
+export function openSecret(signingSecret: string, sealed: string): string {
+  const [version, iv, tag, body] = sealed.split('.')
+  if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('unreadable endpoint secret')
+  const decipher = createDecipheriv('aes-256-gcm', keyOf(signingSecret), Buffer.from(iv, 'base64url'))
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'))
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8')
+}

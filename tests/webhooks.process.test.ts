@@ -1,0 +1,181 @@
+/**
+ * Webhook delivery across real server processes (`bun server/main.ts`): a kill -9 between commit and delivery,
+ * and two processes sharing one database and one receiver.
+ */
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Subprocess } from 'bun'
+import { SignJWT } from 'jose'
+import { onPostgres, postgresTest, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
+import { startServer, type RunningServer } from './server'
+import { startReceiver, verify, type Receiver } from './receiver'
+
+const ENV = {
+  WEBHOOK_ALLOW_HTTP: 'true',
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_RETRY_SCHEDULE: '1,1,1',
+  // The lease on an attempt is twice this: how long a crashed attempt waits before it is made again.
+  WEBHOOK_TIMEOUT_SECONDS: '2',
+}
+const running = new Set<Subprocess>()
+const dirs: string[] = []
+const receivers: Receiver[] = []
+
+afterAll(() => {
+  for (const p of running) if (p.exitCode === null) p.kill('SIGKILL')
+  for (const r of receivers) r.stop()
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+async function start(dataDir: string, databaseUrl: string | undefined, name: string) {
+  const log = Bun.file(join(dataDir, `${name}.log`))
+  const s = await startServer({ dataDir, databaseUrl, stdout: log, stderr: log, env: ENV })
+  running.add(s.proc)
+  return s
+}
+
+async function api(base: string, method: string, path: string, init: { key?: string; bearer?: string; body?: unknown } = {}) {
+  const headers: Record<string, string> = {}
+  if (init.key) headers['x-api-key'] = init.key
+  if (init.bearer) headers.authorization = `Bearer ${init.bearer}`
+  if (init.body !== undefined) headers['content-type'] = 'application/json'
+  const res = await fetch(`${base}${path}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), signal: AbortSignal.timeout(30_000) })
+  const text = await res.text()
+  const body = text ? JSON.parse(text) : null
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text}`)
+  return body
+}
+
+/** A company with a key, an operation type and one account, made through the API of `s`. */
+async function company(s: RunningServer, name: string) {
+  const bearer = await new SignJWT({ email: SUPERADMIN_EMAIL })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(new TextEncoder().encode(SUPERADMIN_SECRET))
+  const c = await api(s.base, 'POST', '/api/superadmin/companies', { bearer, body: { name } })
+  const { key } = await api(s.base, 'POST', `/api/superadmin/companies/${c.id}/api-keys`, { bearer, body: { name: 'hooks' } })
+  const client = await api(s.base, 'POST', '/api/clients', { key, body: { name: 'Cliente', type: 1, accounts: [{ currency_name: 'ARS' }] } })
+  const type = await api(s.base, 'POST', '/api/operation-types', { key, body: { name: 'Carga', kind: 'other' } })
+  const operation = (base: string) =>
+    api(base, 'POST', '/api/operations', { key, body: { operation_type_id: type.id, transactions: [{ account_id: client.accounts[0].id, amount: 10 }] } })
+  return { id: c.id as number, key: key as string, operation }
+}
+
+function receiver() {
+  const r = startReceiver()
+  receivers.push(r)
+  return r
+}
+
+async function crashScenario(databaseUrl: string | undefined) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fos-webhooks-crash-'))
+  dirs.push(dataDir)
+  let server = await start(dataDir, databaseUrl, 'first')
+  const c = await company(server, `Webhooks crash ${databaseUrl ? 'pg' : 'pglite'} ${process.pid}`)
+  const r = receiver()
+  let hold = true
+  // The first request is held open: the kill comes while the attempt is in flight.
+  r.respond = async () => {
+    while (hold) await Bun.sleep(20)
+    return new Response('ok')
+  }
+  const ep = await api(server.base, 'POST', '/api/webhook-endpoints', { key: c.key, body: { url: r.url, event_types: ['operation.created'] } })
+  const op = await c.operation(server.base)
+  const [inFlight] = await r.until((all) => all.length >= 1)
+  server.proc.kill('SIGKILL')
+  await server.proc.exited
+  running.delete(server.proc)
+  hold = false
+
+  server = await start(dataDir, databaseUrl, 'second')
+  const [, again] = await r.until((all) => all.length >= 2, 30_000)
+  expect(again.id).toBe(inFlight.id)
+  expect(again.event.data.object.id).toBe(op.id)
+  expect(verify(ep.secret, again)).toEqual(inFlight.event)
+
+  // Committed, then refused once, then the process dies before the retry: the retry happens after the restart.
+  let refuse = true
+  r.respond = () => {
+    const status = refuse ? 500 : 200
+    refuse = false
+    return new Response('', { status })
+  }
+  const op2 = await c.operation(server.base)
+  await r.until((all) => all.some((x) => x.event.data.object.id === op2.id))
+  for (;;) {
+    const latest = (await api(server.base, 'GET', `/api/webhook-endpoints/${ep.id}/attempts?pageSize=1`, { key: c.key })).data[0]
+    if (latest.response_status === 500) break
+    await Bun.sleep(20)
+  }
+  server.proc.kill('SIGKILL')
+  await server.proc.exited
+  running.delete(server.proc)
+  server = await start(dataDir, databaseUrl, 'third')
+  await r.until((all) => all.filter((x) => x.event.data.object.id === op2.id).length >= 2, 30_000)
+
+  await Bun.sleep(1500)
+  // Once per attempt: the interrupted attempt, its redo; the refused attempt, its retry. Nothing more.
+  expect(r.received.map((x) => x.event.data.object.id)).toEqual([op.id, op.id, op2.id, op2.id])
+  const log = (await api(server.base, 'GET', `/api/webhook-endpoints/${ep.id}/attempts`, { key: c.key })).data.reverse()
+  expect(log.map((a: any) => [a.attempt, a.status])).toEqual([
+    [1, 'failed'],
+    [2, 'succeeded'],
+    [1, 'failed'],
+    [2, 'succeeded'],
+  ])
+  expect(log[0].error).toMatch(/^interrupted/)
+  expect(log[2].response_status).toBe(500)
+  server.proc.kill('SIGTERM')
+  await server.proc.exited
+  running.delete(server.proc)
+}
+
+describe('webhook delivery across processes', () => {
+  postgresTest('kill -9 between commit and delivery (Postgres): delivered after restart, once per attempt', () => crashScenario(process.env.TEST_DATABASE_URL), 120_000)
+
+  test.skipIf(onPostgres())('kill -9 between commit and delivery (embedded PGlite): delivered after restart, once per attempt', () => crashScenario(undefined), 120_000)
+
+  postgresTest(
+    'two processes on one database: every event delivered, never to one endpoint twice at once, one object in order',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'fos-webhooks-two-'))
+      dirs.push(dataDir)
+      const [a, b] = await Promise.all([start(dataDir, process.env.TEST_DATABASE_URL, 'a'), start(dataDir, process.env.TEST_DATABASE_URL, 'b')])
+      const c = await company(a, `Webhooks two ${process.pid}`)
+      const r = receiver()
+      const open = new Map<string, number>()
+      let overlaps = 0
+      r.respond = async (rec) => {
+        const n = (open.get(rec.id) ?? 0) + 1
+        open.set(rec.id, n)
+        if (n > 1) overlaps++
+        await Bun.sleep(rec.at % 25)
+        open.set(rec.id, open.get(rec.id)! - 1)
+        return new Response('ok')
+      }
+      const ep = await api(a.base, 'POST', '/api/webhook-endpoints', { key: c.key, body: { url: r.url, event_types: ['operation.*'] } })
+      const ops = await Promise.all(Array.from({ length: 40 }, (_, i) => c.operation(i % 2 ? a.base : b.base)))
+      await Promise.all(ops.map((op, i) => api(i % 2 ? b.base : a.base, 'POST', `/api/operations/${op.id}/approve`, { key: c.key })))
+      await r.until((all) => new Set(all.map((x) => x.id)).size >= 80, 30_000)
+      await Bun.sleep(1000)
+      expect(overlaps).toBe(0)
+      const ids = r.received.map((x) => x.id)
+      expect(new Set(ids).size).toBe(80)
+      expect(ids.length).toBe(80)
+      for (const op of ops) {
+        const types = r.received.filter((x) => x.event.data.object.id === op.id).map((x) => x.event.type)
+        expect(types).toEqual(['operation.created', 'operation.approved'])
+      }
+      for (const rec of r.received) expect(verify(ep.secret, rec)).toBeTruthy()
+      for (const s of [a, b]) {
+        s.proc.kill('SIGTERM')
+        await s.proc.exited
+        running.delete(s.proc)
+      }
+    },
+    120_000,
+  )
+})
