@@ -1,13 +1,14 @@
 /**
  * Renders the kiosk at 1920×1080 with demo data and writes docs/kiosk.png:
  *   bun kiosk/screenshot.ts [out.png] [WIDTHxHEIGHT]
- * The app is served by the real kiosk route; the public snapshot API is a stand-in answering the demo snapshot,
+ * The app is served by the real page and asset helpers; the public snapshot API is a stand-in answering the demo snapshot,
  * so no database is needed and the picture does not change from run to run (the clock is fixed too).
  */
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
 import type { AppContext } from '../server/context'
 import { kioskModule } from '../server/modules/kiosk'
+import { appPage, APPS_DIST } from '../server/lib/app-pages'
 import { ensureKioskBuilt, launchChromium, ROOT } from '../tests/kiosk/browser'
 import { demoSnapshot } from './demo'
 
@@ -19,6 +20,7 @@ const snapshot = JSON.stringify(demoSnapshot(now))
 ensureKioskBuilt()
 const server = new Elysia()
   .use(kioskModule({} as AppContext))
+  .get('/kiosk/demo', () => appPage(APPS_DIST, 'index.html'))
   .get('/api/public/ventanilla/:token', () => new Response(snapshot, { headers: { 'content-type': 'application/json' } }))
   .get(
     '/api/public/ventanilla/:token/events',

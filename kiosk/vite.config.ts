@@ -1,7 +1,9 @@
+import { resolve } from 'node:path'
 import { defineConfig } from 'vite'
 import solid from 'vite-plugin-solid'
 
-// Served by the API under /kiosk/ (see server/modules/kiosk); hashed assets get a year-long cache there.
+// Served by the API (see server/lib/app-pages.ts): the kiosk at /kiosk/{token}, the counter console at /staff and the
+// ticket dispenser at /dispenser/{token}; their hashed assets under /kiosk/assets/ get a year-long cache there.
 export default defineConfig({
   root: import.meta.dirname,
   base: '/kiosk/',
@@ -13,5 +15,12 @@ export default defineConfig({
     target: 'es2020',
     // Inlined assets would need `data:` in script/style CSP sources; keep every asset a file.
     assetsInlineLimit: 0,
+    rollupOptions: {
+      input: {
+        index: resolve(import.meta.dirname, 'index.html'),
+        staff: resolve(import.meta.dirname, 'staff.html'),
+        dispenser: resolve(import.meta.dirname, 'dispenser.html'),
+      },
+    },
   },
 })

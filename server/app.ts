@@ -23,8 +23,8 @@ import { mesasModule } from './modules/mesas'
 import { metricsModule } from './modules/metrics'
 import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
+import { sessionsModule } from './modules/sessions'
 import { webhooksModule } from './modules/webhooks'
-import { resolveToken } from './modules/ventanilla/service'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -50,6 +50,7 @@ export function createApp(app: AppContext) {
       { response: { 200: t.Object({ status: t.Literal('ok') }), ...errorAnswers() }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
     )
     .use(superadmin(app))
+    .use(sessionsModule(app))
     .use(employeesModule(app))
     .use(clientsModule(app))
     .use(auditModule(app))
@@ -59,7 +60,7 @@ export function createApp(app: AppContext) {
     .use(messagingModule(app))
     .use(mcpModule(app))
     .use(mesasModule(app))
-    .use(kioskModule(app, undefined, async (token) => (await resolveToken(app.db, token)) !== null))
+    .use(kioskModule(app))
     .use(metricsModule(app))
     .use(exportsModule(app))
     .use(ventanillaModule(app))

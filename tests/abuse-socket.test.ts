@@ -1,7 +1,8 @@
 /**
  * Slow and many connections against the real listener (`bun server/main.ts`), on raw sockets: a trickled body is cut
  * off at its deadline, a refused caller's connection is closed without draining its body, one address gets a
- * bounded number of requests in progress and of event streams, which outlive the listener's idle timeout.
+ * bounded number of requests in progress and of event streams (screens' and staff queue streams together), which
+ * outlive the listener's idle timeout.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { connect, type Socket } from 'node:net'
@@ -129,15 +130,21 @@ describe('slow bodies and many connections on the real listener', () => {
     expect((await api('GET', '/api/tags', { 'x-api-key': key })).status).toBe(200)
   })
 
-  test('one address opens at most SSE_MAX_STREAMS_PER_ADDRESS event streams, whatever the tokens; streams outlive the idle timeout', async () => {
-    const streams = tokens.slice(0, STREAMS_PER_ADDRESS).map((tok) =>
-      trickle(`GET /api/public/ventanilla/${tok}/events HTTP/1.1\r\nHost: 127.0.0.1\r\naccept: text/event-stream\r\n\r\n`, 0),
-    )
+  test('one address opens at most SSE_MAX_STREAMS_PER_ADDRESS event streams, whatever the tokens, staff queue streams included; streams outlive the idle timeout', async () => {
+    const streams = [
+      ...tokens
+        .slice(0, STREAMS_PER_ADDRESS - 1)
+        .map((tok) => trickle(`GET /api/public/ventanilla/${tok}/events HTTP/1.1\r\nHost: 127.0.0.1\r\naccept: text/event-stream\r\n\r\n`, 0)),
+      trickle(`GET /api/ventanilla/events HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${key}\r\naccept: text/event-stream\r\n\r\n`, 0),
+    ]
     await Bun.sleep(500)
     for (const s of streams) expect(status(s.text())).toBe(200)
     const over = await fetch(`${server!.base}/api/public/ventanilla/${tokens[STREAMS_PER_ADDRESS]}/events`)
     expect(over.status).toBe(429)
     expect(over.headers.get('retry-after')).toBeTruthy()
+    const staffOver = await fetch(`${server!.base}/api/ventanilla/events`, { headers: { 'x-api-key': key } })
+    expect(staffOver.status).toBe(429)
+    expect(staffOver.headers.get('retry-after')).toBeTruthy()
     // Past the 2 s idle timeout the streams are still open: they lift it for themselves.
     const early = await Promise.race([Promise.race(streams.map((s) => s.closed)).then(() => 'closed'), Bun.sleep(3500).then(() => 'open')])
     expect(early).toBe('open')

@@ -102,6 +102,10 @@ describe('who may call is decided before the body is read', () => {
     const platform = await post(t, '/api/superadmin/companies', c.key, stalled('{"name":', abort.signal))
     abort.abort()
     expect(platform.status).toBe(401)
+    const stall = new AbortController()
+    const dispenser = await post(t, `/api/public/ventanilla/vdt_000000000000_${'a'.repeat(32)}/tickets`, undefined, stalled('{"service_id":', stall.signal))
+    stall.abort()
+    expect(dispenser.status).toBe(404)
   })
 })
 

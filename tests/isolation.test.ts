@@ -69,17 +69,22 @@ async function fixtures(t: TestApp, c: Company) {
   const ticket = (await call('POST', '/api/ventanilla/tickets', { service_id: service, customer_name: 'Juan Pérez' })).id as number
   const calledTicket = (await call('POST', '/api/ventanilla/tickets', { service_id: service })).id as number
   await call('POST', `/api/ventanilla/tickets/${calledTicket}/call`, { desk: 'Caja 1' })
+  const movingTicket = (await call('POST', '/api/ventanilla/tickets', { service_id: service })).id as number
   const kiosk = await call('POST', '/api/ventanilla/tokens', { name: 'Pantalla' })
   const revokedKiosk = await call('POST', '/api/ventanilla/tokens', { name: 'Vieja' })
   await call('DELETE', `/api/ventanilla/tokens/${revokedKiosk.id}`)
+  const dispenser = await call('POST', '/api/ventanilla/dispenser-tokens', { name: 'Tablet' })
+  const revokedDispenser = await call('POST', '/api/ventanilla/dispenser-tokens', { name: 'Tablet vieja' })
+  await call('DELETE', `/api/ventanilla/dispenser-tokens/${revokedDispenser.id}`)
   const grant = await call('POST', `/api/clients/${caja.id}/external-grants`, {})
   const endpoint = (await call('POST', '/api/webhook-endpoints', { url: 'https://93.184.215.14/hook' })).id as number
   const event = (await call('GET', '/api/events?limit=1')).data[0].id as string
 
   return {
     company: c, caja, outside, bare, tag, spareTag, employee, apiKey, opPending, opCompleted, opCancel, opTrade,
-    attachment: attached.body.id as number, costCenter, tool, mesa, line, service, ticket, calledTicket,
+    attachment: attached.body.id as number, costCenter, tool, mesa, line, service, ticket, calledTicket, movingTicket,
     kiosk: { id: kiosk.id as number, token: kiosk.token as string }, revokedKioskToken: revokedKiosk.token as string,
+    dispenser: { id: dispenser.id as number, token: dispenser.token as string }, revokedDispenserToken: revokedDispenser.token as string,
     grant: { id: grant.id as number, token: grant.token as string }, endpoint, event,
   }
 }
@@ -184,6 +189,13 @@ const CASES: Record<string, Case> = {
   'PATCH /api/ventanilla/services/{id}': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/services/${t.service}`, body: { name: 'Cambiado' } }) },
   'DELETE /api/ventanilla/services/{id}': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/services/${t.service}` }) },
   'DELETE /api/ventanilla/tokens/{id}': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/tokens/${t.kiosk.id}` }) },
+  'DELETE /api/ventanilla/dispenser-tokens/{id}': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/dispenser-tokens/${t.dispenser.id}` }) },
+  'POST /api/ventanilla/tickets/{id}/transfer': { kind: 'tenant', call: ({ t, own }) => ({ path: `/api/ventanilla/tickets/${t.movingTicket}/transfer`, body: { service_id: own.service } }) },
+  'GET /api/public/ventanilla/{token}/services': { kind: 'credential', call: ({ t }) => ({ path: `/api/public/ventanilla/${t.dispenser.token}/services` }) },
+  'POST /api/public/ventanilla/{token}/tickets': {
+    kind: 'credential',
+    call: ({ t }) => ({ path: `/api/public/ventanilla/${t.dispenser.token}/tickets`, body: { service_id: t.service } }),
+  },
   'POST /api/ventanilla/tickets/{id}/call': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/tickets/${t.ticket}/call`, body: { desk: 'Caja 9' } }) },
   'POST /api/ventanilla/tickets/{id}/finish': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/tickets/${t.calledTicket}/finish` }) },
   'POST /api/ventanilla/tickets/{id}/no-show': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/tickets/${t.ticket}/no-show` }) },
@@ -193,7 +205,8 @@ const CASES: Record<string, Case> = {
 const A_VIEWS = (a: Fx) => [
   '/api/employees', '/api/clients', `/api/clients/${a.caja.id}`, `/api/clients/${a.bare.id}`, '/api/tags', '/api/balances',
   '/api/operations?pageSize=200', `/api/operations/${a.opPending}/attachments`, '/api/mesas', `/api/mesas/${a.mesa}/lines`,
-  '/api/cost-centers', '/api/messaging/tools', '/api/ventanilla/services', '/api/ventanilla/tokens', `/api/employees/${a.employee}`, '/api/webhook-endpoints', '/api/events?limit=500',
+  '/api/cost-centers', '/api/messaging/tools', '/api/ventanilla/services', '/api/ventanilla/tokens', '/api/ventanilla/dispenser-tokens', '/api/ventanilla/queue',
+  `/api/employees/${a.employee}`, '/api/webhook-endpoints', '/api/events?limit=500',
 ]
 
 interface Route {
@@ -271,9 +284,9 @@ describe('tenant isolation matrix', () => {
         continue
       }
       if (kind === 'credential') {
-        const revoked = { path: onA.path.replace(A.kiosk.token, A.revokedKioskToken) }
-        await expectStatus(name, 'revoked kiosk token of A', route.method, revoked, {}, 404, 'NOT_FOUND')
-        await expectStatus(name, 'kiosk token of A + company B key', route.method, revoked, { key: B.company.key }, 404, 'NOT_FOUND')
+        const revoked = { path: onA.path.replace(A.kiosk.token, A.revokedKioskToken).replace(A.dispenser.token, A.revokedDispenserToken), body: onA.body }
+        await expectStatus(name, 'revoked kiosk or dispenser token of A', route.method, revoked, {}, 404, 'NOT_FOUND')
+        await expectStatus(name, 'revoked token of A + company B key', route.method, revoked, { key: B.company.key }, 404, 'NOT_FOUND')
         continue
       }
       await expectStatus(name, 'company B key', route.method, onA, { key: B.company.key }, 404, 'NOT_FOUND')

@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { clients } from '../db/schema'
-import { readSnapshot, write } from '../server/lib/write'
+import { tenantTx, write } from '../server/lib/write'
 import type { Caller } from '../server/access/caller'
 import { testApp, type Company, type TestApp } from './helpers'
 
@@ -88,7 +88,7 @@ describe('row-level security', () => {
     expect((await t.request('GET', '/api/tags', { key: A.c.key })).body.data).toEqual([])
   })
 
-  test('inside write() and readSnapshot() the role is neither owner nor superuser and bypasses nothing', async () => {
+  test('inside write() and a snapshot tenantTx() the role is neither owner nor superuser and bypasses nothing', async () => {
     const t = await testApp()
     const B = await tenant(t)
     const db = t.ctx.database
@@ -100,7 +100,7 @@ describe('row-level security', () => {
               from pg_roles r where r.rolname = current_user`,
         tx,
       )
-    for (const [role] of [await write(t.ctx, callerOf(B.c), who), await readSnapshot(t.ctx.db, B.c.id, who)]) {
+    for (const [role] of [await write(t.ctx, callerOf(B.c), who), await tenantTx(t.ctx, callerOf(B.c), 'snapshot', who)]) {
       expect(role).toEqual({ user: 'fos_app', session: role.session, superuser: false, bypass: false, owns: 0, company: String(B.c.id) })
       expect(role.session).not.toBe('fos_app')
     }

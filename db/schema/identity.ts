@@ -20,6 +20,8 @@ export const employees = pgTable(
     name: text('name').notNull(),
     permissions: text('permissions').array().notNull().default(sql`'{}'::text[]`),
     clientIds: integer('client_ids').array().notNull().default(sql`'{}'::integer[]`),
+    /** Argon2id (Bun.password, PHC string with its own salt); null: the employee cannot sign in. */
+    passwordHash: text('password_hash'),
     ...timestamps,
     deletedAt: deletedAt(),
   },
@@ -42,4 +44,36 @@ export const apiKeys = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [uniqueIndex('api_keys_prefix').on(t.prefix), index('api_keys_company').on(t.companyId)],
+)
+
+/**
+ * A signed-in employee (cookie `fos_session`). Only a SHA-256 of the cookie value is kept; a revoked or expired
+ * row, or one of a deleted employee, no longer authenticates, whichever process looks it up.
+ */
+export const employeeSessions = pgTable(
+  'employee_sessions',
+  {
+    id: serial('id').primaryKey(),
+    companyId: integer('company_id').notNull().references(() => companies.id),
+    employeeId: integer('employee_id').notNull().references(() => employees.id),
+    tokenHash: text('token_hash').notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    ...timestamps,
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [uniqueIndex('employee_sessions_token').on(t.tokenHash), index('employee_sessions_employee').on(t.employeeId)],
+)
+
+/**
+ * Failed sign-ins per e-mail (lower case), counted over a sliding window so the limit holds across processes.
+ * Not a tenant table: it is written before anyone is known, and an e-mail is limited whatever company it names.
+ */
+export const signInFailures = pgTable(
+  'sign_in_failures',
+  {
+    id: serial('id').primaryKey(),
+    email: text('email').notNull(),
+    failedAt: timestamp('failed_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [index('sign_in_failures_email').on(t.email, t.failedAt)],
 )

@@ -19,6 +19,8 @@ export const ventanillaSettings = pgTable(
     announceTts: boolean('announce_tts').notNull().default(true),
     /** `full_name` | `first_last_initial` | `ticket` */
     privacyMode: text('privacy_mode').notNull().default('first_last_initial'),
+    /** `first`: waiting priority tickets are called before the others; `off`: arrival order only. */
+    priorityMode: text('priority_mode').notNull().default('first'),
     /** Rates are replaced as a set, so the time of the last replacement lives here, where deleting a rate cannot lose it. */
     ratesUpdatedAt: timestamp('rates_updated_at', { withTimezone: true, mode: 'date' }),
     ...timestamps,
@@ -62,6 +64,8 @@ export const ventanillaTickets = pgTable(
     id: serial('id').primaryKey(),
     companyId: integer('company_id').notNull().references(() => companies.id),
     serviceId: integer('service_id').notNull().references(() => ventanillaServices.id),
+    /** The service that numbered it: a transfer changes `service_id` but the number stays where it was taken (null: never moved before this column). */
+    issuedServiceId: integer('issued_service_id').references(() => ventanillaServices.id),
     number: text('number').notNull(),
     seq: integer('seq').notNull(),
     /** The day in the screen's time zone the ticket was taken on; numbering restarts each such day. */
@@ -70,14 +74,21 @@ export const ventanillaTickets = pgTable(
     /** `waiting` | `called` | `finished` | `no_show` */
     status: text('status').notNull().default('waiting'),
     desk: text('desk'),
+    priority: boolean('priority').notNull().default(false),
+    /** The last call; `firstCalledAt` the first one (waiting time ends there), `finishedAt` the end of service. */
     calledAt: timestamp('called_at', { withTimezone: true, mode: 'date' }),
+    firstCalledAt: timestamp('first_called_at', { withTimezone: true, mode: 'date' }),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    /** The dispenser that issued it (null for tickets taken by staff); its per-minute limit counts these. */
+    dispenserTokenId: integer('dispenser_token_id'),
     ...timestamps,
   },
   (t) => [
-    uniqueIndex('ventanilla_tickets_service_day_seq').on(t.serviceId, t.localDate, t.seq),
+    uniqueIndex('ventanilla_tickets_issuer_day_seq').on(sql`coalesce(${t.issuedServiceId}, ${t.serviceId})`, t.localDate, t.seq),
     index('ventanilla_tickets_waiting').on(t.companyId, t.createdAt, t.id).where(sql`${t.status} = 'waiting'`),
     index('ventanilla_tickets_calls').on(t.companyId, t.calledAt).where(sql`${t.calledAt} is not null`),
     index('ventanilla_tickets_company_updated').on(t.companyId, t.updatedAt),
+    index('ventanilla_tickets_dispenser').on(t.dispenserTokenId, t.createdAt).where(sql`${t.dispenserTokenId} is not null`),
   ],
 )
 
@@ -94,4 +105,19 @@ export const ventanillaTokens = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [uniqueIndex('ventanilla_tokens_prefix').on(t.prefix), index('ventanilla_tokens_company').on(t.companyId)],
+)
+
+/** A ticket dispenser's token, `vdt_<prefix>_<secret>`: kept like kiosk tokens, as prefix and SHA-256 only. */
+export const ventanillaDispenserTokens = pgTable(
+  'ventanilla_dispenser_tokens',
+  {
+    id: serial('id').primaryKey(),
+    companyId: integer('company_id').notNull().references(() => companies.id),
+    name: text('name').notNull(),
+    prefix: text('prefix').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    ...timestamps,
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [uniqueIndex('ventanilla_dispenser_tokens_prefix').on(t.prefix), index('ventanilla_dispenser_tokens_company').on(t.companyId)],
 )

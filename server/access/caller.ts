@@ -149,17 +149,3 @@ export function clientScope(caller: Caller): number[] | null {
   if (caller.grant) return [caller.grant.clientId]
   return caller.employee && caller.employee.clientIds.length > 0 ? caller.employee.clientIds : null
 }
-
-// TRANSITIONAL: removed once every module declares a route policy.
-import { Elysia } from 'elysia'
-import { forbidden } from '../lib/errors'
-import type { AppContext } from '../context'
-export const authenticate = (app: AppContext, key: string | undefined) => authenticateKey(app.db, key)
-export function requirePermission(caller: Caller, ...anyOf: Permission[]): void {
-  if (!anyOf.some((p) => can(caller, p))) throw forbidden(`Missing permission ${anyOf.join(' or ')}`)
-}
-export function requireCompanyKey(caller: Caller): void {
-  if (caller.employee) throw forbidden('Only a company key may do this')
-}
-export const auth = (app: AppContext) =>
-  new Elysia().derive({ as: 'scoped' }, async ({ headers }) => ({ caller: await authenticateKey(app.db, headers['x-api-key']) }))

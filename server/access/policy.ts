@@ -6,6 +6,7 @@ import { ApiError, forbidden } from '../lib/errors'
 import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
 import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type OpenTx, type TxMode } from '../lib/write'
 import { authenticateGrant, authenticateKey, can, clientScope, type Caller, type CompanyModule, type Permission } from './caller'
+import { authenticateSession, checkOrigin, sessionToken } from './sessions'
 
 /**
  * Everything a company route needs decided before its handler runs, declared next to its path:
@@ -50,11 +51,21 @@ const stateOf = (request: Request) => {
 
 const anyOf = (p: Policy['permission']): readonly Permission[] => (p === undefined ? [] : typeof p === 'string' ? [p] : p)
 
+/**
+ * The credential of a request: `x-api-key` wins; a `grant` route then takes its bearer; else the `fos_session`
+ * cookie of a signed-in employee. Only a request without a key pays for the cookie path.
+ */
 async function identify(app: AppContext, request: Request, policy: Policy): Promise<Caller> {
   const key = request.headers.get('x-api-key')
-  if (key !== null || !policy.grant) return authenticateKey(app.db, key)
-  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1]
-  return authenticateGrant(app.db, bearer, app.clock())
+  if (key !== null) return authenticateKey(app.db, key)
+  const bearer = policy.grant ? /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] : undefined
+  if (bearer !== undefined) return authenticateGrant(app.db, bearer, app.clock())
+  const session = sessionToken(request)
+  if (session !== null) {
+    checkOrigin(request, app.config.publicBaseUrl)
+    return authenticateSession(app.db, session, app.clock())
+  }
+  return policy.grant ? authenticateGrant(app.db, undefined, app.clock()) : authenticateKey(app.db, null)
 }
 
 /** Who may call: decided once per request, before the body is read or anything is validated. */

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'TOOL_DISABLED'
   | 'QUEUE_EMPTY'
+  | 'TICKET_CLOSED'
   | 'PREFIX_TAKEN'
   | 'INVALID_TICKET_STATUS'
   | 'BALANCE_NOT_ZERO'
@@ -50,7 +51,7 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
-    /** Extra answer headers (Retry-After of an overload refusal). */
+    /** Headers the answer carries besides the body (`Retry-After` of a 429 or of an overload refusal). */
     readonly headers?: Record<string, string>,
   ) {
     super(message)
@@ -64,3 +65,5 @@ export const invalid = (message: string, details?: unknown) => new ApiError(400,
 export const conflict = (code: ErrorCode, message: string) => new ApiError(409, code, message)
 export const unprocessable = (code: ErrorCode, message: string, details?: unknown) =>
   new ApiError(422, code, message, details)
+export const rateLimited = (message: string, retryAfterS: number) =>
+  new ApiError(429, 'RATE_LIMITED', message, undefined, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterS))) })

@@ -243,14 +243,3 @@ export const createOnce = <T>(
   fn: (tx: Tx) => Promise<T>,
   opts: WriteOptions & { status?: number } = {},
 ) => claimOnce(app, caller.companyId, (body) => write(app, caller, body, opts), req, set, fn, opts.status ?? 201)
-
-// TRANSITIONAL
-export async function readSnapshot<T>(db: import('../../db/client').Db, companyId: number, fn: (tx: Tx) => Promise<T>) {
-  return db.transaction(
-    async (tx) => {
-      await tx.execute(sql`select set_config('app.company_id', ${String(companyId)}, true), set_config('role', ${TENANT_ROLE}, true)`)
-      return fn(tx)
-    },
-    { isolationLevel: 'repeatable read', accessMode: 'read only' },
-  )
-}

@@ -151,6 +151,8 @@ export function finish(doc: Json, serverUrl: string) {
         ]
       }
       for (const [status, r] of Object.entries<Json>(responses)) {
+        // A body-less answer (204) comes out of the generator as a bare schema where media types belong.
+        if (r?.content && typeof r.content.type === 'string') delete r.content
         const json = r?.content?.['application/json']
         if (/^[45]/.test(status) && json && (sameAsError(json.schema) || json.schema?.$ref === ERROR_REF.$ref)) {
           json.schema = ERROR_REF
@@ -266,6 +268,13 @@ export const docs = (serverUrl: string) =>
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'fos_session',
+            description:
+              'A signed-in employee (`POST /api/sessions`), acting as that employee. A POST, PUT, PATCH or DELETE made with it needs an `Origin` equal to this service (else 403 `FORBIDDEN`); `x-api-key` wins when both are sent.',
+          },
           bearer: {
             type: 'http',
             scheme: 'bearer',
@@ -273,6 +282,6 @@ export const docs = (serverUrl: string) =>
           },
         },
       },
-      security: [{ apiKey: [] }],
+      security: [{ apiKey: [] }, { session: [] }],
     },
   }))

@@ -6,9 +6,9 @@ import { chromium, type BrowserContext } from 'playwright-core'
 export const ROOT = resolve(import.meta.dir, '../..')
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
-/** Builds the kiosk unless a build is already there (the `test` script builds it; a bare `bun test` may not). */
+/** Builds the apps unless a build is already there (the `test` script builds them; a bare `bun test` may not). */
 export function ensureKioskBuilt() {
-  if (existsSync(join(ROOT, 'kiosk/dist/index.html'))) return
+  if (['index.html', 'staff.html', 'dispenser.html'].every((page) => existsSync(join(ROOT, 'kiosk/dist', page)))) return
   // bun test sets NODE_ENV=test, which would give Vite a development build of Solid.
   const build = Bun.spawnSync([process.execPath, 'run', 'kiosk:build'], {
     cwd: ROOT,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AppContext } from '../../server/context'
 import { kioskModule } from '../../server/modules/kiosk'
+import { appPages } from '../../server/modules/ventanilla'
 import { testApp } from '../helpers'
 
 const root = mkdtempSync(join(tmpdir(), 'kiosk-route-'))
@@ -11,7 +12,7 @@ const dist = join(root, 'dist')
 const ctx = {} as AppContext
 const built = kioskModule(ctx, dist)
 const missing = kioskModule(ctx, join(root, 'nowhere'))
-const get = (app: ReturnType<typeof kioskModule>, path: string) => app.handle(new Request(`http://localhost${path}`))
+const get = (app: { handle: (r: Request) => Promise<Response> }, path: string) => app.handle(new Request(`http://localhost${path}`))
 
 beforeAll(() => {
   mkdirSync(join(dist, 'assets'), { recursive: true })
@@ -35,8 +36,21 @@ const expectSecurityHeaders = (res: Response) => {
 }
 
 describe('GET /kiosk/{token}', () => {
-  test('serves the app page, uncached, with the security headers', async () => {
-    const res = await get(built, '/kiosk/some-token_123')
+  let pages: ReturnType<typeof appPages>
+  let missingPages: ReturnType<typeof appPages>
+  let live: { id: number; token: string }
+  let key: string
+  beforeAll(async () => {
+    const t = await testApp()
+    pages = appPages(t.ctx, dist)
+    missingPages = appPages(t.ctx, join(root, 'nowhere'))
+    const c = await t.newCompany({ ventanilla: true })
+    key = c.key
+    live = (await t.request('POST', '/api/ventanilla/tokens', { key, body: { name: 'TV' } })).body
+  })
+
+  test('a live token gets the app page, uncached, with the security headers', async () => {
+    const res = await get(pages, `/kiosk/${live.token}`)
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(res.headers.get('cache-control')).toBe('no-cache')
@@ -44,17 +58,33 @@ describe('GET /kiosk/{token}', () => {
     expect(await res.text()).toContain('<title>kiosk</title>')
   })
 
-  test('a token the check does not know is 404 with the same page (the app shows its disabled screen)', async () => {
-    const checked = kioskModule(ctx, dist, async (token) => token === 'live-token')
-    expect((await get(checked, '/kiosk/live-token')).status).toBe(200)
-    const unknown = await get(checked, '/kiosk/revoked-token')
-    expect(unknown.status).toBe(404)
-    expect(await unknown.text()).toContain('<title>kiosk</title>')
-    expectSecurityHeaders(unknown)
+  test('an unknown or revoked token is 404, with the app as the body so the screen says it is disabled', async () => {
+    for (const token of ['some-token_123', `vtk_000000000000_${'a'.repeat(32)}`]) {
+      const res = await get(pages, `/kiosk/${token}`)
+      expect(res.status).toBe(404)
+      expectSecurityHeaders(res)
+      expect(await res.text()).toContain('<title>kiosk</title>')
+    }
+    const t = await testApp()
+    await t.request('DELETE', `/api/ventanilla/tokens/${live.id}`, { key })
+    expect((await get(pages, `/kiosk/${live.token}`)).status).toBe(404)
+  })
+
+  test('when the token cannot be checked (database away) the page is served, so the screen keeps its last state', async () => {
+    const away = {
+      db: {
+        select: () => {
+          throw new Error('connection refused')
+        },
+      },
+    } as unknown as AppContext
+    const res = await get(appPages(away, dist), `/kiosk/${live.token}`)
+    expect(res.status).toBe(200)
+    expect(await res.text()).toContain('<title>kiosk</title>')
   })
 
   test('without a build answers 503 with a JSON error naming the build command', async () => {
-    const res = await get(missing, '/kiosk/abc')
+    const res = await get(missingPages, '/kiosk/abc')
     expect(res.status).toBe(503)
     const body = await res.json()
     expect(body.code).toBe('KIOSK_NOT_BUILT')

@@ -582,6 +582,19 @@ describe('what is recorded', () => {
       ['ventanilla_ticket.finished', finished.body],
       ['ventanilla_ticket.no_show', gone.body],
     ])
+
+    // A ticket a dispenser issues without a key, and a transfer, are steps like the others.
+    const other = await t.request('POST', '/api/ventanilla/services', { key: c.key, body: { name: 'Caja', prefix: 'B' } })
+    const dispenser = await t.request('POST', '/api/ventanilla/dispenser-tokens', { key: c.key, body: { name: 'Tablet' } })
+    const dispensed = await t.request('POST', `/api/public/ventanilla/${dispenser.body.token}/tickets`, { body: { service_id: service.body.id } })
+    expect(dispensed.status).toBe(201)
+    const [issued] = (await feed(c, 'ventanilla_ticket.created')).slice(2)
+    expect([issued.data.object.number, issued.data.object.service_id]).toEqual([dispensed.body.number, service.body.id])
+    const moved = await t.request('POST', `/api/ventanilla/tickets/${issued.data.object.id}/transfer`, { key: c.key, body: { service_id: other.body.id } })
+    expect(moved.status).toBe(200)
+    const transferred = await feed(c, 'ventanilla_ticket.transferred')
+    expect(transferred.map((e) => [e.type, e.data.object])).toEqual([['ventanilla_ticket.transferred', moved.body]])
+    expect(moved.body.service_id).toBe(other.body.id)
   })
 
   test('a rolled-back change records no event', async () => {

@@ -16,6 +16,8 @@ const SAMPLE = process.env.CONTRACT_SAMPLE?.split(/\s+/).filter(Boolean) ?? [
   'tests/modules/operations.test.ts',
   'tests/modules/identity.test.ts',
   'tests/modules/exports.test.ts',
+  'tests/modules/ventanilla-counter.test.ts',
+  'tests/access/sessions.test.ts',
 ]
 
 async function run(cmd: string[], env: Record<string, string> = {}, cwd = ROOT) {

@@ -2,6 +2,7 @@ import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { apiKeys, clients, employees } from '../../../db/schema'
 import type { Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
+import { endSessions, hashPassword } from '../../access/sessions'
 import { conflict, notFound, unprocessable } from '../../lib/errors'
 
 type Row = typeof employees.$inferSelect
@@ -37,10 +38,11 @@ async function emailTaken(tx: Tx, companyId: number, email: string, exceptId?: n
 export async function createEmployee(
   tx: Tx,
   caller: Caller,
-  input: { email: string; name: string; permissions: string[]; client_ids?: number[] },
+  input: { email: string; name: string; permissions: string[]; client_ids?: number[]; password?: string },
 ) {
   await checkClients(tx, caller.companyId, input.client_ids)
   if (await emailTaken(tx, caller.companyId, input.email)) throw conflict('CONFLICT', 'An employee with this email exists')
+  const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
   const [row] = await tx
     .insert(employees)
     .values({
@@ -49,6 +51,7 @@ export async function createEmployee(
       name: input.name,
       permissions: input.permissions,
       clientIds: input.client_ids ?? [],
+      passwordHash,
     })
     .returning()
   return employeeDto(row)
@@ -76,7 +79,7 @@ export async function updateEmployee(
   tx: Tx,
   caller: Caller,
   id: number,
-  input: { email?: string; name?: string; permissions?: string[]; client_ids?: number[] },
+  input: { email?: string; name?: string; permissions?: string[]; client_ids?: number[]; password?: string },
 ) {
   await getEmployee(tx, caller, id)
   await checkClients(tx, caller.companyId, input.client_ids)
@@ -89,17 +92,21 @@ export async function updateEmployee(
       ...(input.name !== undefined && { name: input.name }),
       ...(input.permissions !== undefined && { permissions: input.permissions }),
       ...(input.client_ids !== undefined && { clientIds: input.client_ids }),
+      ...(input.password !== undefined && { passwordHash: await hashPassword(input.password) }),
       updatedAt: new Date(),
     })
     .where(eq(employees.id, id))
     .returning()
+  // A new password signs the employee out everywhere: whoever knew the old one loses the sessions it opened.
+  if (input.password !== undefined) await endSessions(tx, id, new Date())
   return employeeDto(row)
 }
 
-/** Soft delete; the employee's keys stop working at once because authentication checks `deleted_at`. */
+/** Soft delete; the employee's keys and sessions stop working at once because authentication checks `deleted_at`. */
 export async function deleteEmployee(tx: Tx, caller: Caller, id: number) {
   await getEmployee(tx, caller, id)
   await tx.update(employees).set({ deletedAt: new Date(), updatedAt: new Date() }).where(eq(employees.id, id))
+  await endSessions(tx, id, new Date())
   return { deleted: true as const }
 }
 

@@ -3,8 +3,9 @@ import { inArray, eq } from 'drizzle-orm'
 import { companies, ventanillaSettings } from '../../../db/schema'
 import type { AppContext } from '../../context'
 import { Slots } from '../../lib/slots'
-import { buildSnapshot, channelOf, liveTokenIds } from './service'
+import { buildSnapshot, channelOf, liveQueue, liveTokenIds } from './service'
 import { localDate } from '../../lib/time'
+import { liveCredentials } from '../../access/sessions'
 
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(':\n\n')
@@ -22,7 +23,12 @@ export interface HubOptions {
 }
 
 export interface Sink {
+  /** The kiosk token of a screen's stream; 0 for a staff queue stream. */
   tokenId: number
+  /** A staff stream: gets `event: queue` frames instead of snapshots. */
+  queue?: boolean
+  /** What a staff stream was opened with; it ends soon after that session or key stops authenticating. */
+  credential?: { session?: number; key?: number }
   /** Whether this stream has been sent a snapshot yet. */
   primed: boolean
   enqueue(bytes: Uint8Array): void
@@ -43,6 +49,8 @@ interface Feed {
   /** Undoes LISTEN once it is in place. */
   unlisten: (() => Promise<void>) | null
   current: Frame | null
+  /** The last staff queue frame, built only while a staff stream is open. */
+  queueCurrent: Frame | null
   /** Settles once the first snapshot is built (after LISTEN is in place, or after its first attempt failed). */
   first: Promise<void>
   building: boolean
@@ -52,9 +60,9 @@ interface Feed {
   fingerprint: string
 }
 
-function frame(json: string): Frame {
+function frame(json: string, event = 'snapshot'): Frame {
   const id = createHash('sha1').update(json).digest('hex').slice(0, 16)
-  return { json, bytes: encoder.encode(`id: ${id}\nevent: snapshot\ndata: ${json}\n\n`) }
+  return { json, bytes: encoder.encode(`id: ${id}\nevent: ${event}\ndata: ${json}\n\n`) }
 }
 
 /**
@@ -104,6 +112,14 @@ export class VentanillaHub {
     }
   }
 
+  /**
+   * A staff queue stream's slot: it has no screen token, so only the client address's `SSE_MAX_STREAMS_PER_ADDRESS`
+   * applies (the same count the screens' streams take from). Null when it is full.
+   */
+  claimStaff(address = 'unknown'): (() => void) | null {
+    return this.streamsPerAddress.take(address)
+  }
+
   /** Adds a stream and resolves once it has been sent its first snapshot (or was ended). */
   async attach(companyId: number, sink: Sink, signal: AbortSignal): Promise<void> {
     const feed = this.feeds.get(companyId) ?? this.open(companyId)
@@ -114,9 +130,14 @@ export class VentanillaHub {
     })
     await Promise.race([feed.first, aborted])
     if (signal.aborted) return this.detach(companyId, sink)
-    if (!sink.primed && feed.current) {
+    const current = sink.queue ? feed.queueCurrent : feed.current
+    if (sink.primed) return
+    if (current) {
       sink.primed = true
-      this.send(feed, sink, feed.current.bytes)
+      this.send(feed, sink, current.bytes)
+    } else {
+      // The first stream of its kind on a feed that so far built only the other kind.
+      this.schedule(feed)
     }
   }
 
@@ -132,6 +153,7 @@ export class VentanillaHub {
       sinks: new Set(),
       unlisten: null,
       current: null,
+      queueCurrent: null,
       first: Promise.resolve(),
       building: false,
       dirty: false,
@@ -188,7 +210,7 @@ export class VentanillaHub {
   private onNotify(feed: Feed, payload: string) {
     if (payload.startsWith('revoked:')) {
       const tokenId = Number(payload.slice('revoked:'.length))
-      for (const sink of feed.sinks) if (sink.tokenId === tokenId) this.revoke(feed, sink)
+      for (const sink of [...feed.sinks]) if (!sink.queue && sink.tokenId === tokenId) this.revoke(feed, sink)
       return
     }
     this.schedule(feed)
@@ -218,28 +240,46 @@ export class VentanillaHub {
     feed.building = true
     feed.dirty = false
     try {
+      const sinks = [...feed.sinks]
+      const staff = sinks.some((s) => s.queue)
+      if (staff) {
+        const queue = await liveQueue(this.app.database, feed.companyId)
+        if (this.feeds.get(feed.companyId) !== feed) return
+        if (!queue) return this.disable(feed)
+        const json = JSON.stringify({ data: queue })
+        const changed = json !== feed.queueCurrent?.json
+        if (changed) feed.queueCurrent = frame(json, 'queue')
+        this.push(feed, true, feed.queueCurrent!, changed)
+      }
+      if (staff && !sinks.some((s) => !s.queue)) return
       const snapshot = await buildSnapshot(this.app.database, feed.companyId, this.app.clock())
       if (this.feeds.get(feed.companyId) !== feed) return
-      if (!snapshot) {
-        // Module switched off: the screen is disabled just as if its token were revoked.
-        for (const sink of [...feed.sinks]) this.revoke(feed, sink)
-        return
-      }
+      if (!snapshot) return this.disable(feed)
       feed.fingerprint = `${snapshot.companyName}\u0000${snapshot.timezone}\u0000${snapshot.date}`
       const json = JSON.stringify(snapshot)
-      if (json === feed.current?.json) return
-      feed.current = frame(json)
-      const bytes = feed.current.bytes
-      for (const sink of feed.sinks) {
-        sink.primed = true
-        this.send(feed, sink, bytes)
-      }
+      const changed = json !== feed.current?.json
+      if (changed) feed.current = frame(json)
+      this.push(feed, false, feed.current!, changed)
     } catch (e) {
       this.app.log({ level: 'error', msg: 'ventanilla snapshot failed', companyId: feed.companyId, error: String(e) })
     } finally {
       feed.building = false
       feed.lastBuild = Date.now()
       if (feed.dirty) this.schedule(feed)
+    }
+  }
+
+  /** Module switched off: every stream ends just as if its token were revoked. */
+  private disable(feed: Feed) {
+    for (const sink of [...feed.sinks]) this.revoke(feed, sink)
+  }
+
+  /** Sends a frame to the streams of its kind: all of them when it changed, else only those not yet primed. */
+  private push(feed: Feed, queue: boolean, current: Frame, changed: boolean) {
+    for (const sink of [...feed.sinks]) {
+      if (Boolean(sink.queue) !== queue || (!changed && sink.primed)) continue
+      sink.primed = true
+      this.send(feed, sink, current.bytes)
     }
   }
 
@@ -269,11 +309,24 @@ export class VentanillaHub {
   private async beat() {
     for (const feed of this.feeds.values()) for (const sink of feed.sinks) this.send(feed, sink, HEARTBEAT)
     try {
-      const asked = new Set([...this.feeds.values()].flatMap((f) => [...f.sinks].map((s) => s.tokenId)))
-      const live = await liveTokenIds(this.app.database, [...asked])
+      const sinks = [...this.feeds.values()].flatMap((f) => [...f.sinks])
+      const asked = new Set(sinks.filter((s) => !s.queue).map((s) => s.tokenId))
+      const sessions = sinks.flatMap((s) => (s.credential?.session ? [s.credential.session] : []))
+      const keys = sinks.flatMap((s) => (s.credential?.key ? [s.credential.key] : []))
+      const [live, credentials] = await Promise.all([
+        liveTokenIds(this.app.database, [...asked]),
+        liveCredentials(this.app.database, sessions, keys, this.app.clock()),
+      ])
+      const checked = new Set(sinks)
       for (const feed of [...this.feeds.values()]) {
         // Streams that arrived during the query were checked when they opened.
-        for (const sink of [...feed.sinks]) if (asked.has(sink.tokenId) && !live.has(sink.tokenId)) this.revoke(feed, sink)
+        for (const sink of [...feed.sinks]) {
+          if (!checked.has(sink)) continue
+          const dead = sink.queue
+            ? (sink.credential?.session && !credentials.sessions.has(sink.credential.session)) || (sink.credential?.key && !credentials.keys.has(sink.credential.key))
+            : asked.has(sink.tokenId) && !live.has(sink.tokenId)
+          if (dead) this.revoke(feed, sink)
+        }
         if (this.feeds.get(feed.companyId) === feed) this.schedule(feed)
       }
     } catch (e) {

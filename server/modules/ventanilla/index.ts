@@ -1,20 +1,29 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { authenticateKey, requirePermission, type Caller } from '../../access/caller'
-import { ErrorBody, errors, IdempotencyHeaders, IdParams } from '../../lib/models'
-import { notFound } from '../../lib/errors'
-import { createOnce, write } from '../../lib/write'
+import { routePolicy } from '../../access/policy'
+import type { Caller } from '../../access/caller'
+import { isSession } from '../../access/sessions'
+import { appPage, APPS_DIST } from '../../lib/app-pages'
+import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/models'
+import { invalid, notFound } from '../../lib/errors'
+import { claimOnce, tenantTx } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
 import { VentanillaModel as M } from './model'
 import {
   buildSnapshot,
   callNext,
+  companyToday,
+  createDispenserToken,
   createService,
   createTicket,
   createToken,
   deleteService,
+  dispenserView,
+  dispenseTicket,
+  DISPENSER_PER_MINUTE,
   finishTicket,
   getSettings,
+  listDispenserTokens,
   listServices,
   listTokens,
   noShowTicket,
@@ -22,171 +31,211 @@ import {
   putRates,
   putSettings,
   recallTicket,
-  requireEnabled,
+  resolveDispenser,
   resolveToken,
+  revokeDispenserToken,
   revokeToken,
+  staffQueue,
+  stats,
+  transferTicket,
   updateService,
 } from './service'
 
 const Deleted = t.Object({ deleted: t.Literal(true) })
 const TAG = 'Ventanilla'
-const manage = (summary: string, description?: string) => ({
-  tags: [TAG],
-  summary,
-  description: [description, 'Needs `ventanilla.manage` (a company key has it). Module off → 403 `VENTANILLA_DISABLED`.'].filter(Boolean).join(' '),
-})
-const calling = (summary: string, description?: string) => ({
-  tags: [TAG],
-  summary,
-  description: [description, 'Needs `ventanilla.call` (a company key has it). Module off → 403 `VENTANILLA_DISABLED`.'].filter(Boolean).join(' '),
-})
+const doc = (summary: string, description?: string) => ({ tags: [TAG], summary, ...(description && { description }) })
 
-const CALL_PATHS = /^\/api\/ventanilla\/(tickets|calls)(\/|$)/
+const MANAGE = { module: 'ventanilla', permission: 'ventanilla.manage' } as const
+const CALL = { module: 'ventanilla', permission: 'ventanilla.call' } as const
 
-/** Routes for staff: module flag first, then the permission the path needs, all before the body is read. */
-/**
- * Who may call a staff route: key, module flag and the permission the path needs, decided once per request. The
- * parse stage asks first, before a body is read (a body-less route asks in derive); later stages reuse the answer.
- */
-function staffGate(app: AppContext) {
-  const decided = new WeakMap<Request, Promise<Caller>>()
-  return (request: Request) => {
-    let caller = decided.get(request)
-    if (!caller) {
-      caller = (async () => {
-        const who = await authenticateKey(app.db, request.headers.get('x-api-key'))
-        await requireEnabled(app.db, who.companyId)
-        requirePermission(who, CALL_PATHS.test(new URL(request.url).pathname) ? 'ventanilla.call' : 'ventanilla.manage')
-        return who
-      })()
-      decided.set(request, caller)
-    }
-    return caller
-  }
-}
-
-const staff = (app: AppContext, decide = staffGate(app)) =>
-  new Elysia({ prefix: '/api/ventanilla' })
-    .onParse(async ({ request }) => {
-      await decide(request)
+/** Routes for staff: a company key, an employee key or a signed-in employee with the route's permission. */
+const staff = (app: AppContext) => {
+  const hub = ventanillaHub(app)
+  return new Elysia({ prefix: '/api/ventanilla' })
+    .use(routePolicy(app))
+    .get('/settings', ({ caller, tx }) => getSettings(tx, caller), {
+      policy: MANAGE,
+      response: { 200: M.settings },
+      detail: doc('Screen settings', 'Defaults until first saved: no display name, no logo, the company time zone, sound and speech on, `first_last_initial`, priority `first`.'),
     })
-    .derive(async ({ request }) => ({ caller: await decide(request) }))
-    .get('/settings', ({ caller }) => getSettings(app.db, caller), {
-      response: { 200: M.settings, ...errors(401, 403) },
-      detail: manage('Screen settings', 'Defaults until first saved: no display name, no logo, the company time zone, sound and speech on, `first_last_initial`.'),
-    })
-    .put('/settings', ({ caller, body }) => write(app, caller, (tx) => putSettings(tx, caller, body, app.clock())), {
+    .put('/settings', ({ caller, tx, body }) => putSettings(tx, caller, body, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       body: M.settingsPut,
-      response: { 200: M.settings, ...errors(400, 401, 403) },
-      detail: manage('Replace the screen settings'),
+      response: { 200: M.settings, ...errors(400) },
+      detail: doc('Replace the screen settings', 'An omitted `priorityMode` is `first`.'),
     })
-    .put('/rates', ({ caller, body }) => write(app, caller, (tx) => putRates(tx, caller, body, app.clock())), {
+    .put('/rates', ({ caller, tx, body }) => putRates(tx, caller, body, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       body: M.ratesPut,
-      response: { 200: M.rates, ...errors(400, 401, 403) },
-      detail: manage('Replace the rates board', 'The list replaces the board in its order; `mid` = (buy + sell) / 2, computed exactly.'),
+      response: { 200: M.rates, ...errors(400) },
+      detail: doc('Replace the rates board', 'The list replaces the board in its order; `mid` = (buy + sell) / 2, computed exactly.'),
     })
-    .get('/services', async ({ caller }) => ({ data: await listServices(app.db, caller) }), {
-      response: { 200: t.Object({ data: t.Array(M.service) }), ...errors(401, 403) },
-      detail: manage('List services'),
+    .get('/services', async ({ caller, tx }) => ({ data: await listServices(tx, caller) }), {
+      policy: MANAGE,
+      response: { 200: t.Object({ data: t.Array(M.service) }) },
+      detail: doc('List services'),
     })
-    .post(
-      '/services',
-      ({ caller, body, headers, set }) =>
-        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/ventanilla/services', fingerprint: body }, set, (tx) =>
-          createService(tx, caller, body, app.clock()),
-        ),
-      {
-        body: M.serviceCreate,
-        headers: IdempotencyHeaders,
-        response: { 201: M.service, ...errors(400, 401, 403, 409) },
-        detail: manage('Create a service', 'A live service with the same prefix → 409 `PREFIX_TAKEN`.'),
-      },
-    )
-    .patch('/services/:id', ({ caller, params, body }) => write(app, caller, (tx) => updateService(tx, caller, params.id, body, app.clock())), {
+    .post('/services', ({ caller, tx, body }) => createService(tx, caller, body, app.clock()), {
+      policy: { ...MANAGE, idempotent: true },
+      body: M.serviceCreate,
+      response: { 201: M.service, ...errors(400, 409) },
+      detail: doc('Create a service', 'A live service with the same prefix → 409 `PREFIX_TAKEN`.'),
+    })
+    .patch('/services/:id', ({ caller, tx, params, body }) => updateService(tx, caller, params.id, body, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
       body: M.serviceUpdate,
-      response: { 200: M.service, ...errors(400, 401, 403, 404, 409) },
-      detail: manage('Update a service'),
+      response: { 200: M.service, ...errors(400, 404, 409) },
+      detail: doc('Update a service'),
     })
-    .delete('/services/:id', ({ caller, params }) => write(app, caller, (tx) => deleteService(tx, caller, params.id, app.clock())), {
+    .delete('/services/:id', ({ caller, tx, params }) => deleteService(tx, caller, params.id, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
-      response: { 200: Deleted, ...errors(400, 401, 403, 404) },
-      detail: manage('Delete a service (soft)', 'Its waiting tickets are no longer called.'),
+      response: { 200: Deleted, ...errors(400, 404) },
+      detail: doc('Delete a service (soft)', 'Its waiting tickets are no longer called.'),
     })
-    .post(
-      '/tokens',
-      // Not replayable by Idempotency-Key: only the token's digest is stored, so a second answer could not repeat it.
-      async ({ caller, body, set }) => {
-        const issued = await write(app, caller, (tx) => createToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock()))
-        set.status = 201
-        return issued
-      },
-      {
-        body: M.tokenCreate,
-        response: { 201: M.issuedToken, ...errors(400, 401, 403) },
-        detail: manage('Issue a kiosk token', 'The token (at least 128 random bits) is shown only in this answer; only its digest is stored.'),
-      },
-    )
-    .get('/tokens', async ({ caller }) => ({ data: await listTokens(app.db, caller) }), {
-      response: { 200: t.Object({ data: t.Array(M.token) }), ...errors(401, 403) },
-      detail: manage('List live kiosk tokens (without their values)'),
+    // Token issuing is not replayable by Idempotency-Key: only the token's digest is stored, so a second answer could not repeat it.
+    .post('/tokens', ({ caller, tx, body }) => createToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock()), {
+      policy: { ...MANAGE, tx: 'write', status: 201 },
+      body: M.tokenCreate,
+      response: { 201: M.issuedToken, ...errors(400) },
+      detail: doc('Issue a kiosk token', 'The token (at least 128 random bits) is shown only in this answer; only its digest is stored.'),
     })
-    .delete('/tokens/:id', ({ caller, params }) => write(app, caller, (tx) => revokeToken(tx, caller, params.id, app.clock())), {
+    .get('/tokens', async ({ caller, tx }) => ({ data: await listTokens(tx, caller) }), {
+      policy: MANAGE,
+      response: { 200: t.Object({ data: t.Array(M.token) }) },
+      detail: doc('List live kiosk tokens (without their values)'),
+    })
+    .delete('/tokens/:id', ({ caller, tx, params }) => revokeToken(tx, caller, params.id, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
-      response: { 200: Deleted, ...errors(400, 401, 403, 404) },
-      detail: manage('Revoke a kiosk token', 'Its public snapshot answers 404 and its open streams get `event: revoked` and end.'),
+      response: { 200: Deleted, ...errors(400, 404) },
+      detail: doc('Revoke a kiosk token', 'Its public snapshot answers 404 and its open streams get `event: revoked` and end.'),
     })
-    .post(
-      '/tickets',
-      ({ caller, body, headers, set }) =>
-        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/ventanilla/tickets', fingerprint: body }, set, (tx) =>
-          createTicket(tx, caller, body, app.clock()),
-        ),
+    .post('/dispenser-tokens', ({ caller, tx, body }) => createDispenserToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock()), {
+      policy: { ...MANAGE, tx: 'write', status: 201 },
+      body: M.tokenCreate,
+      response: { 201: M.issuedDispenserToken, ...errors(400) },
+      detail: doc(
+        'Issue a dispenser token',
+        'For a ticket dispenser (`dispenser_url`, `/dispenser/{token}`). The token is shown only in this answer; only its digest is stored, so it is not replayable by Idempotency-Key.',
+      ),
+    })
+    .get('/dispenser-tokens', async ({ caller, tx }) => ({ data: await listDispenserTokens(tx, caller) }), {
+      policy: MANAGE,
+      response: { 200: t.Object({ data: t.Array(M.token) }) },
+      detail: doc('List live dispenser tokens (without their values)'),
+    })
+    .delete('/dispenser-tokens/:id', ({ caller, tx, params }) => revokeDispenserToken(tx, caller, params.id, app.clock()), {
+      policy: { ...MANAGE, tx: 'write' },
+      params: IdParams,
+      response: { 200: Deleted, ...errors(400, 404) },
+      detail: doc('Revoke a dispenser token', 'Its dispenser page and ticket route answer 404 from then on.'),
+    })
+    .get(
+      '/stats',
+      async ({ caller, tx, query }) => {
+        const today = query.from && query.to ? '' : await companyToday(tx, caller, app.clock())
+        const from = query.from ?? today
+        const to = query.to ?? today
+        if (from > to) throw invalid('`from` is after `to`', [{ field: 'from', message: 'must not be after to' }])
+        return { data: await stats(app.database, tx, caller, from, to) }
+      },
       {
-        body: M.ticketCreate,
-        headers: IdempotencyHeaders,
-        response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
-        detail: calling(
-          'Take a ticket',
-          'Numbered `<prefix>-001`, `-002`, … per service, restarting each day in the screen time zone. Unknown or deleted service → 422 `UNKNOWN_SERVICE`.',
+        policy: { ...MANAGE, tx: 'snapshot' },
+        query: M.statsQuery,
+        response: { 200: M.stats, ...errors(400) },
+        detail: doc(
+          'Waiting-room statistics per day and service',
+          'One row per day (company time zone, the day the tickets were taken) and service that issued tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds. `from`/`to` default to today; `from` after `to` → 400.',
         ),
       },
     )
-    .post(
-      '/calls',
-      ({ caller, body, headers, set }) =>
-        createOnce(app, caller, { key: headers['idempotency-key'], method: 'POST', path: '/api/ventanilla/calls', fingerprint: body }, set, (tx) =>
-          callNext(app.database, tx, caller, body, app.clock()),
-        ),
-      {
-        body: M.callCreate,
-        headers: IdempotencyHeaders,
-        response: { 201: M.ticket, ...errors(400, 401, 403, 409, 422) },
-        detail: calling(
-          'Call the next ticket',
-          'Calls the oldest waiting ticket (of `service_id` when given) to `desk` and answers it with status `called`. Nobody waiting → 409 `QUEUE_EMPTY`.',
-        ),
-      },
-    )
-    .post('/tickets/:id/call', ({ caller, params, body }) => write(app, caller, (tx) => recallTicket(tx, caller, params.id, body.desk, app.clock())), {
+    .post('/tickets', ({ caller, tx, body }) => createTicket(tx, caller, body, app.clock()), {
+      policy: { ...CALL, idempotent: true },
+      body: M.ticketCreate,
+      response: { 201: M.ticket, ...errors(400, 409, 422) },
+      detail: doc(
+        'Take a ticket',
+        'Numbered `<prefix>-001`, `-002`, … per service, restarting each day in the screen time zone. Unknown or deleted service → 422 `UNKNOWN_SERVICE`.',
+      ),
+    })
+    .post('/calls', ({ caller, tx, body }) => callNext(app.database, tx, caller, body, app.clock()), {
+      policy: { ...CALL, idempotent: true },
+      body: M.callCreate,
+      response: { 201: M.ticket, ...errors(400, 409, 422) },
+      detail: doc(
+        'Call the next ticket',
+        'Calls the next waiting ticket (of `service_id` when given) to `desk` and answers it with status `called`: with `priorityMode` `first` priority tickets first, each group oldest first. Nobody waiting → 409 `QUEUE_EMPTY`.',
+      ),
+    })
+    .post('/tickets/:id/call', ({ caller, tx, params, body }) => recallTicket(tx, caller, params.id, body.desk, app.clock()), {
+      policy: { ...CALL, tx: 'write' },
       params: IdParams,
       body: M.recall,
-      response: { 200: M.ticket, ...errors(400, 401, 403, 404, 409) },
-      detail: calling('Call a ticket (again)', 'Works on waiting, called and no-show tickets; a finished ticket → 409 `INVALID_TICKET_STATUS`.'),
+      response: { 200: M.ticket, ...errors(400, 404, 409) },
+      detail: doc('Call a ticket (again)', 'Works on waiting, called and no-show tickets; a finished ticket → 409 `INVALID_TICKET_STATUS`.'),
     })
-    .post('/tickets/:id/finish', ({ caller, params }) => write(app, caller, (tx) => finishTicket(tx, caller, params.id, app.clock())), {
+    .post('/tickets/:id/finish', ({ caller, tx, params }) => finishTicket(tx, caller, params.id, app.clock()), {
+      policy: { ...CALL, tx: 'write' },
       params: IdParams,
-      response: { 200: M.ticket, ...errors(400, 401, 403, 404, 409) },
-      detail: calling('Finish a called ticket', 'A ticket that is not `called` → 409 `INVALID_TICKET_STATUS`.'),
+      response: { 200: M.ticket, ...errors(400, 404, 409) },
+      detail: doc('Finish a called ticket', 'A ticket that is not `called` → 409 `INVALID_TICKET_STATUS`.'),
     })
-    .post('/tickets/:id/no-show', ({ caller, params }) => write(app, caller, (tx) => noShowTicket(tx, caller, params.id, app.clock())), {
+    .post('/tickets/:id/no-show', ({ caller, tx, params }) => noShowTicket(tx, caller, params.id, app.clock()), {
+      policy: { ...CALL, tx: 'write' },
       params: IdParams,
-      response: { 200: M.ticket, ...errors(400, 401, 403, 404, 409) },
-      detail: calling('Mark a ticket as no-show', 'From `waiting` or `called`; otherwise 409 `INVALID_TICKET_STATUS`.'),
+      response: { 200: M.ticket, ...errors(400, 404, 409) },
+      detail: doc('Mark a ticket as no-show', 'From `waiting` or `called`; otherwise 409 `INVALID_TICKET_STATUS`.'),
     })
+    .post('/tickets/:id/transfer', ({ caller, tx, params, body }) => transferTicket(tx, caller, params.id, body.service_id, app.clock()), {
+      policy: { ...CALL, tx: 'write' },
+      params: IdParams,
+      body: M.transfer,
+      response: { 200: M.ticket, ...errors(400, 404, 409) },
+      detail: doc(
+        'Transfer a ticket to another service',
+        'The ticket waits in the other service with the same number and the same place in line (`created_at`). A finished or no-show ticket → 409 `TICKET_CLOSED`; an unknown, deleted or other company\'s service → 404 `NOT_FOUND`.',
+      ),
+    })
+    .get('/queue', async ({ caller, tx }) => ({ data: await staffQueue(app.database, caller.companyId, tx) }), {
+      policy: CALL,
+      response: { 200: M.queue },
+      detail: doc('The waiting queue of every service', 'Waiting tickets in the order they will be called, with full customer names (staff only).'),
+    })
+    .get(
+      '/events',
+      ({ caller, request, server }) => {
+        const release = hub.claimStaff(server?.requestIP(request)?.address)
+        if (!release) return tooManyStreams('Too many open streams from this address')
+        // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
+        server?.timeout(request, 0)
+        return eventStream(hub, caller.companyId, 0, request.signal, release, { credential: isSession(caller) ? { session: caller.session.id } : { key: caller.keyId } })
+      },
+      {
+        policy: { ...CALL, tx: 'none' },
+        detail: {
+          ...doc(
+            'The waiting queue as server-sent events',
+            [
+              '`text/event-stream` of `event: queue` with the body of `GET /api/ventanilla/queue`, at once and within 2 s of every change made through any server process; a `:` comment at least every 20 s; `event: revoked` and the end when the module is switched off or, within a heartbeat (15 s), once the session or key it was opened with is signed out, revoked or expired. Authenticated by key or session cookie.',
+              'These streams count towards `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address and server process with the screens\' ones: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+            ].join(' '),
+          ),
+          responses: { 200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+        },
+      },
+    )
+}
 
 /** How long a screen refused for too many open streams should wait; its EventSource retries on its own anyway. */
 const STREAM_RETRY_AFTER_S = 10
+
+const tooManyStreams = (error: string) =>
+  new Response(JSON.stringify({ error, code: 'RATE_LIMITED' }), {
+    status: 429,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(STREAM_RETRY_AFTER_S) },
+  })
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -200,7 +249,14 @@ const SSE_HEADERS = {
  * on the hub's first snapshot, and that wait is raced against the request's abort signal; a disconnect
  * (abort or cancel, whichever Bun reports first) removes the stream from the hub at once.
  */
-function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, signal: AbortSignal, release: () => void): Response {
+function eventStream(
+  hub: VentanillaHub,
+  companyId: number,
+  tokenId: number,
+  signal: AbortSignal,
+  release: () => void,
+  staff?: { credential: Sink['credential'] },
+): Response {
   let sink: Sink | undefined
   signal.addEventListener('abort', release, { once: true })
   const source = {
@@ -211,6 +267,8 @@ function eventStream(hub: VentanillaHub, companyId: number, tokenId: number, sig
         let waiting = 0
         const s: Sink = {
           tokenId,
+          queue: Boolean(staff),
+          credential: staff?.credential,
           primed: false,
           enqueue(bytes) {
             if (ended) return
@@ -289,11 +347,7 @@ const publicRoutes = (app: AppContext) => {
         const target = await resolveToken(app.db, params.token)
         if (!target) throw notFound('Screen')
         const release = hub.claim(target.tokenId, server?.requestIP(request)?.address)
-        if (!release)
-          return new Response(JSON.stringify({ error: 'Too many open streams for this screen token or address', code: 'RATE_LIMITED' }), {
-            status: 429,
-            headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(STREAM_RETRY_AFTER_S) },
-          })
+        if (!release) return tooManyStreams('Too many open streams for this screen token or address')
         // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
         server?.timeout(request, 0)
         return eventStream(hub, target.companyId, target.tokenId, request.signal, release)
@@ -321,4 +375,90 @@ const publicRoutes = (app: AppContext) => {
     )
 }
 
-export const ventanillaModule = (app: AppContext) => new Elysia().use(publicRoutes(app)).use(staff(app))
+/** A company as the public routes act for it: no key, no employee, so the audit trail names nobody. */
+const publicCaller = (companyId: number): Caller => ({ companyId, keyId: 0, employee: null, modules: { mesas: false, ventanilla: true } })
+
+const DispenserParams = t.Object({ token: t.String({ description: 'Dispenser token (opaque)' }) })
+
+/** The ticket dispenser's API: its token is the credential; anything wrong with it is a plain 404. */
+const dispenserRoutes = (app: AppContext) => {
+  // Checked once per request; the ticket route asks in its parse stage, so an unknown dispenser is answered
+  // before its body is read.
+  const checked = new WeakMap<Request, Promise<{ tokenId: number; companyId: number }>>()
+  const dispenserOf = (request: Request, token: string) => {
+    let target = checked.get(request)
+    if (!target) {
+      target = resolveDispenser(app.db, token).then((found) => {
+        if (!found) throw notFound('Dispenser')
+        return found
+      })
+      checked.set(request, target)
+    }
+    return target
+  }
+  return new Elysia({ prefix: '/api/public/ventanilla' })
+    .get(
+      '/:token/services',
+      async ({ params, request, set }) => {
+        const target = await dispenserOf(request, params.token)
+        set.headers['cache-control'] = 'no-store'
+        return dispenserView(app.db, target.companyId)
+      },
+      {
+        params: DispenserParams,
+        response: { 200: M.dispenser, 404: ErrorBody },
+        detail: publicDetail('What a dispenser offers', 'No authentication. The services to take a ticket for and whether a priority ticket is offered. 404 for an unknown or revoked dispenser token or when the module is off.'),
+      },
+    )
+    .post(
+      '/:token/tickets',
+      async ({ params, request, body, headers, path, set }) => {
+        const target = await dispenserOf(request, params.token)
+        return claimOnce(
+          app,
+          target.companyId,
+          (fn) => tenantTx(app, publicCaller(target.companyId), 'write', fn),
+          { key: headers['idempotency-key'], method: 'POST', path, fingerprint: body },
+          set,
+          (tx) => dispenseTicket(tx, target, body, app.clock()),
+        )
+      },
+      {
+        params: DispenserParams,
+        headers: IdempotencyHeaders,
+        parse: async ({ request, params }) => {
+          await dispenserOf(request, params.token)
+        },
+        body: M.dispenserTicketCreate,
+        response: { 201: M.dispensedTicket, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody },
+        detail: {
+          ...publicDetail(
+            'Take a ticket at a dispenser',
+            `No authentication: the dispenser token is the credential, checked before the body is read. Accepts \`Idempotency-Key\` (a tablet retrying a touch gets the same number, not a second one; the same key with another body → 409 \`IDEMPOTENCY_KEY_REUSED\`). 404 for an unknown or revoked token or when the module is off; unknown service → 422 \`UNKNOWN_SERVICE\`. More than ${DISPENSER_PER_MINUTE} tickets within a minute from one dispenser (all server processes together) → 429 \`RATE_LIMITED\` with \`Retry-After\`, and nothing is issued.`,
+          ),
+          [JSON_BODY]: M.dispenserTicketCreate,
+        },
+      },
+    )
+}
+
+/**
+ * The screen apps' pages: `GET /kiosk/{token}` the waiting-room kiosk, `GET /staff` the counter console and
+ * `GET /dispenser/{token}` the ticket dispenser. A token that is not live (unknown, revoked, module off) answers 404,
+ * with the app itself as the body, so a person in front of the screen reads its own "disabled" message.
+ */
+export const appPages = (app: AppContext, dist = APPS_DIST) => {
+  // When the check itself fails (database away) the page is served: the app keeps its last state while offline.
+  const status = (check: Promise<unknown>) => check.then((live) => (live ? 200 : 404), () => 200)
+  return new Elysia()
+    .get('/kiosk/:token', async ({ params }) => appPage(dist, 'index.html', await status(resolveToken(app.db, params.token))), {
+      detail: { hide: true },
+    })
+    .get('/staff', () => appPage(dist, 'staff.html'), { detail: { hide: true } })
+    .get('/dispenser/:token', async ({ params }) => appPage(dist, 'dispenser.html', await status(resolveDispenser(app.db, params.token))), {
+      detail: { hide: true },
+    })
+}
+
+export const ventanillaModule = (app: AppContext) =>
+  new Elysia().use(publicRoutes(app)).use(dispenserRoutes(app)).use(staff(app)).use(appPages(app))

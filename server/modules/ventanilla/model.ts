@@ -4,6 +4,10 @@ import { DateTime, Money } from '../../lib/models'
 const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initial'), t.Literal('ticket')], {
   description: 'How customer names appear on the public screen: `full_name` as given, `first_last_initial` ("Juan P."), `ticket` (no name).',
 })
+const priorityMode = t.Union([t.Literal('first'), t.Literal('off')], {
+  description: '`first` (default): waiting priority tickets are called before the others, each group oldest first; `off`: arrival order only.',
+})
+const serviceId = t.Integer({ minimum: 1, maximum: 2147483647 })
 const prefix = t.String({ pattern: '^[A-Za-z0-9]{1,4}$', description: '1–4 letters or digits; stored upper case. Ticket numbers are `<prefix>-NNN`.' })
 const desk = t.String({ minLength: 1, maxLength: 40, description: 'Where the customer goes, e.g. "Caja 2".' })
 
@@ -25,6 +29,7 @@ export const VentanillaModel = {
     announceSound: t.Boolean(),
     announceTts: t.Boolean(),
     privacyMode,
+    priorityMode,
   }),
   settingsPut: t.Object(
     {
@@ -36,6 +41,7 @@ export const VentanillaModel = {
       announceSound: t.Boolean(),
       announceTts: t.Boolean(),
       privacyMode,
+      priorityMode: t.Optional(priorityMode),
     },
     { additionalProperties: false },
   ),
@@ -71,8 +77,9 @@ export const VentanillaModel = {
   token: t.Object({ id: t.Integer(), name: t.String(), prefix: t.String(), created_at: DateTime }),
   ticketCreate: t.Object(
     {
-      service_id: t.Integer({ minimum: 1, maximum: 2147483647 }),
+      service_id: serviceId,
       customer_name: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()])),
+      priority: t.Optional(t.Boolean({ default: false, description: 'Called before the others while `priorityMode` is `first`' })),
     },
     { additionalProperties: false },
   ),
@@ -87,10 +94,65 @@ export const VentanillaModel = {
     service_id: t.Integer(),
     customer_name: t.Union([t.String(), t.Null()]),
     status: t.Union([t.Literal('waiting'), t.Literal('called'), t.Literal('finished'), t.Literal('no_show')]),
+    priority: t.Boolean(),
     desk: t.Union([t.String(), t.Null()]),
     called_at: t.Union([DateTime, t.Null()]),
     created_at: DateTime,
     updated_at: DateTime,
+  }),
+  transfer: t.Object({ service_id: serviceId }, { additionalProperties: false }),
+  queue: t.Object({
+    data: t.Array(
+      t.Object({
+        service_id: t.Integer(),
+        name: t.String(),
+        prefix: t.String(),
+        waiting: t.Array(
+          t.Object({ id: t.Integer(), number: t.String(), customer_name: t.Union([t.String(), t.Null()]), priority: t.Boolean(), created_at: DateTime }),
+          { description: 'In the order they will be called' },
+        ),
+      }),
+    ),
+  }),
+  statsQuery: t.Object({
+    from: t.Optional(t.String({ format: 'date', description: 'First day (company time zone), default today' })),
+    to: t.Optional(t.String({ format: 'date', description: 'Last day, inclusive, default today' })),
+  }),
+  stats: t.Object({
+    data: t.Array(
+      t.Object({
+        date: t.String({ description: 'Day the tickets were taken, company time zone' }),
+        service_id: t.Integer(),
+        issued: t.Integer(),
+        served: t.Integer({ description: 'Finished' }),
+        no_show: t.Integer(),
+        avg_wait_s: t.Union([t.Number(), t.Null()], { description: 'First call − taken, whole seconds; null when none was called' }),
+        p90_wait_s: t.Union([t.Number(), t.Null()]),
+        avg_service_s: t.Union([t.Number(), t.Null()], { description: 'Finish − last call of finished tickets' }),
+      }),
+    ),
+  }),
+  issuedDispenserToken: t.Object({
+    id: t.Integer(),
+    name: t.String(),
+    token: t.String({ description: 'Shown only here' }),
+    dispenser_url: t.String({ description: 'The dispenser page for this token' }),
+  }),
+  dispenserTicketCreate: t.Object(
+    { service_id: serviceId, priority: t.Optional(t.Boolean({ default: false })) },
+    { additionalProperties: false },
+  ),
+  dispensedTicket: t.Object({
+    number: t.String(),
+    service: t.String({ description: 'Service name' }),
+    priority: t.Boolean(),
+    waiting_ahead: t.Integer({ description: 'Waiting tickets of the service that will be called before this one' }),
+  }),
+  dispenser: t.Object({
+    companyName: t.String(),
+    timezone: t.String({ description: 'The screen time zone, for the time printed on the ticket' }),
+    priority: t.Boolean({ description: 'Whether to offer a priority ticket (`priorityMode` is `first`)' }),
+    services: t.Array(t.Object({ id: t.Integer(), name: t.String(), prefix: t.String() })),
   }),
   snapshot: t.Object(
     {

@@ -1,16 +1,18 @@
-import { and, asc, eq, isNull, notInArray, sql } from 'drizzle-orm'
-import { companies, ventanillaRates, ventanillaServices, ventanillaSettings, ventanillaTickets, ventanillaTokens } from '../../../db/schema'
+import { and, asc, eq, gt, isNull, notInArray, sql } from 'drizzle-orm'
+import { companies, ventanillaDispenserTokens, ventanillaRates, ventanillaServices, ventanillaSettings, ventanillaTickets, ventanillaTokens } from '../../../db/schema'
+import { rowsOf } from '../../../db/client'
 import type { Executor, Tx } from '../../../db/client'
 import type { Database } from '../../../db/client'
 import type { Caller } from '../../access/caller'
-import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
+import { conflict, invalid, notFound, rateLimited, unprocessable } from '../../lib/errors'
 import { announce } from '../../lib/events'
 import { dec, toJson, toMoney } from '../../lib/money'
-import { localDate, validTimezone } from '../../lib/time'
+import { isoSql, localDate, validTimezone } from '../../lib/time'
 import { credentialPrefix, newCredential, sameDigest, sha256 } from '../../lib/secrets'
 import type { Snapshot, SnapshotCall } from './model'
 
 export type PrivacyMode = 'full_name' | 'first_last_initial' | 'ticket'
+export type PriorityMode = 'first' | 'off'
 type SettingsRow = typeof ventanillaSettings.$inferSelect
 type ServiceRow = typeof ventanillaServices.$inferSelect
 type TicketRow = typeof ventanillaTickets.$inferSelect
@@ -44,11 +46,6 @@ async function company(db: Executor, companyId: number) {
   return row
 }
 
-export async function requireEnabled(db: Executor, companyId: number) {
-  const row = await company(db, companyId)
-  if (!row?.ventanillaEnabled) throw new ApiError(403, 'VENTANILLA_DISABLED', 'The ventanilla module is not enabled for this company')
-}
-
 async function settingsRow(db: Executor, companyId: number): Promise<SettingsRow | undefined> {
   const [row] = await db.select().from(ventanillaSettings).where(eq(ventanillaSettings.companyId, companyId))
   return row
@@ -64,6 +61,7 @@ function settingsDto(row: SettingsRow | undefined, companyTimezone: string) {
     announceSound: row?.announceSound ?? true,
     announceTts: row?.announceTts ?? true,
     privacyMode: (row?.privacyMode ?? 'first_last_initial') as PrivacyMode,
+    priorityMode: (row?.priorityMode ?? 'first') as PriorityMode,
   }
 }
 
@@ -94,6 +92,7 @@ export async function putSettings(
     announceSound: boolean
     announceTts: boolean
     privacyMode: PrivacyMode
+    priorityMode?: PriorityMode
   },
   now: Date,
 ) {
@@ -107,6 +106,7 @@ export async function putSettings(
     announceSound: input.announceSound,
     announceTts: input.announceTts,
     privacyMode: input.privacyMode,
+    priorityMode: input.priorityMode ?? 'first',
     updatedAt: now,
   }
   const [row] = await tx
@@ -282,6 +282,7 @@ const ticketDto = (r: TicketRow) => ({
   service_id: r.serviceId,
   customer_name: r.customerName,
   status: r.status as 'waiting' | 'called' | 'finished' | 'no_show',
+  priority: r.priority,
   desk: r.desk,
   called_at: r.calledAt ? r.calledAt.toISOString() : null,
   created_at: r.createdAt.toISOString(),
@@ -295,30 +296,50 @@ const unknownService = (id: number) =>
  * Numbers restart at 001 each day in the screen's time zone. The service row is locked while the next
  * number is taken, so concurrent tickets of one service get consecutive numbers without gaps or repeats.
  */
-export async function createTicket(tx: Tx, caller: Caller, input: { service_id: number; customer_name?: string | null }, now: Date) {
+export async function createTicket(
+  tx: Tx,
+  caller: Caller,
+  input: { service_id: number; customer_name?: string | null; priority?: boolean },
+  now: Date,
+  dispenserTokenId: number | null = null,
+) {
   const service = await liveService(tx, caller.companyId, input.service_id, true)
   if (!service) throw unknownService(input.service_id)
-  const day = localDate(now, await timezoneOf(tx, caller.companyId))
+  return issueTicket(tx, caller.companyId, service, input, now, dispenserTokenId)
+}
+
+async function issueTicket(
+  tx: Tx,
+  companyId: number,
+  service: ServiceRow,
+  input: { customer_name?: string | null; priority?: boolean },
+  now: Date,
+  dispenserTokenId: number | null,
+) {
+  const day = localDate(now, await timezoneOf(tx, companyId))
   const [{ next }] = await tx
     .select({ next: sql<number>`coalesce(max(${ventanillaTickets.seq}), 0)::int + 1` })
     .from(ventanillaTickets)
-    .where(and(eq(ventanillaTickets.serviceId, service.id), eq(ventanillaTickets.localDate, day)))
+    .where(and(sql`coalesce(${ventanillaTickets.issuedServiceId}, ${ventanillaTickets.serviceId}) = ${service.id}`, eq(ventanillaTickets.localDate, day)))
   const seq = Number(next)
   const name = input.customer_name?.trim() ? input.customer_name.trim() : null
   const [row] = await tx
     .insert(ventanillaTickets)
     .values({
-      companyId: caller.companyId,
+      companyId,
       serviceId: service.id,
+      issuedServiceId: service.id,
       number: `${service.prefix}-${String(seq).padStart(3, '0')}`,
       seq,
       localDate: day,
       customerName: name,
+      priority: input.priority ?? false,
+      dispenserTokenId,
       createdAt: now,
       updatedAt: now,
     })
     .returning()
-  await publish(tx, caller.companyId)
+  await publish(tx, companyId)
   return announceTicket(tx, 'ventanilla_ticket.created', row)
 }
 
@@ -329,6 +350,15 @@ async function announceTicket(tx: Tx, type: string, row: TicketRow) {
   return dto
 }
 
+/**
+ * The order tickets are called in: with `priorityMode` `first` waiting priority tickets go before the others,
+ * each group oldest first; with `off` arrival order only. `created_at` is a ticket's place in line, kept through
+ * transfers. Used by the call, the staff queue and the count ahead, so all three agree.
+ */
+const priorityFirst = (companyId: number) =>
+  sql`coalesce((select st.priority_mode from ventanilla_settings st where st.company_id = ${companyId}), 'first') = 'first'`
+const callOrder = (companyId: number) => sql`case when t.priority and ${priorityFirst(companyId)} then 0 else 1 end, t.created_at, t.id`
+
 /** Takes the oldest waiting ticket; concurrent desks skip each other's locked row instead of calling it twice. */
 export async function callNext(database: Database, tx: Tx, caller: Caller, input: { desk: string; service_id?: number }, now: Date) {
   if (input.service_id !== undefined && !(await liveService(tx, caller.companyId, input.service_id))) throw unknownService(input.service_id)
@@ -337,7 +367,7 @@ export async function callNext(database: Database, tx: Tx, caller: Caller, input
         join ventanilla_services s on s.id = t.service_id and s.deleted_at is null
         where t.company_id = ${caller.companyId} and t.status = 'waiting'
           ${input.service_id !== undefined ? sql`and t.service_id = ${input.service_id}` : sql``}
-        order by t.created_at, t.id
+        order by ${callOrder(caller.companyId)}
         limit 1
         for update of t skip locked`,
     tx,
@@ -349,7 +379,7 @@ export async function callNext(database: Database, tx: Tx, caller: Caller, input
 async function markCalled(tx: Tx, companyId: number, id: number, desk: string, now: Date) {
   const [row] = await tx
     .update(ventanillaTickets)
-    .set({ status: 'called', desk, calledAt: now, updatedAt: now })
+    .set({ status: 'called', desk, calledAt: now, firstCalledAt: sql`coalesce(${ventanillaTickets.firstCalledAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
     .where(eq(ventanillaTickets.id, id))
     .returning()
   await publish(tx, companyId)
@@ -379,7 +409,7 @@ export async function recallTicket(tx: Tx, caller: Caller, id: number, desk: str
 export async function finishTicket(tx: Tx, caller: Caller, id: number, now: Date) {
   const row = await lockTicket(tx, caller.companyId, id)
   if (row.status !== 'called') throw badStatus(row, 'finished')
-  return setStatus(tx, caller.companyId, id, 'finished', now)
+  return setStatus(tx, caller.companyId, id, 'finished', now, { finishedAt: now })
 }
 
 export async function noShowTicket(tx: Tx, caller: Caller, id: number, now: Date) {
@@ -388,8 +418,8 @@ export async function noShowTicket(tx: Tx, caller: Caller, id: number, now: Date
   return setStatus(tx, caller.companyId, id, 'no_show', now)
 }
 
-async function setStatus(tx: Tx, companyId: number, id: number, status: 'finished' | 'no_show', now: Date) {
-  const [row] = await tx.update(ventanillaTickets).set({ status, updatedAt: now }).where(eq(ventanillaTickets.id, id)).returning()
+async function setStatus(tx: Tx, companyId: number, id: number, status: 'finished' | 'no_show', now: Date, extra: { finishedAt?: Date } = {}) {
+  const [row] = await tx.update(ventanillaTickets).set({ status, updatedAt: now, ...extra }).where(eq(ventanillaTickets.id, id)).returning()
   await publish(tx, companyId)
   return announceTicket(tx, `ventanilla_ticket.${status}`, row)
 }
@@ -509,4 +539,194 @@ export async function buildSnapshot(database: Database, companyId: number, now: 
     privacyMode: settings.privacyMode,
     updatedAt: new Date(row.updated_at).toISOString(),
   }
+}
+
+/**
+ * Sends a waiting or called ticket to another service's queue: same number, same place by `created_at`. A ticket
+ * that is over (finished or no-show) → 409 TICKET_CLOSED; a service of another company is as unknown as none.
+ */
+export async function transferTicket(tx: Tx, caller: Caller, id: number, serviceId: number, now: Date) {
+  const row = await lockTicket(tx, caller.companyId, id)
+  if (!(await liveService(tx, caller.companyId, serviceId))) throw notFound('Service')
+  if (row.status === 'finished' || row.status === 'no_show') throw conflict('TICKET_CLOSED', `Ticket ${row.number} is ${row.status === 'finished' ? 'finished' : 'a no-show'}`)
+  const [moved] = await tx
+    .update(ventanillaTickets)
+    .set({ serviceId, status: 'waiting', desk: null, updatedAt: now })
+    .where(eq(ventanillaTickets.id, id))
+    .returning()
+  await publish(tx, caller.companyId)
+  return announceTicket(tx, 'ventanilla_ticket.transferred', moved)
+}
+
+export interface QueueService {
+  service_id: number
+  name: string
+  prefix: string
+  waiting: { id: number; number: string; customer_name: string | null; priority: boolean; created_at: string }[]
+}
+
+/** Every live service with its waiting tickets in the order they will be called, full names included (staff only). */
+export async function staffQueue(database: Database, companyId: number, on?: Executor): Promise<QueueService[]> {
+  const [row] = await database.rows<{ data: string }>(
+    sql`select coalesce(json_agg(json_build_object('service_id', s.id, 'name', s.name, 'prefix', s.prefix, 'waiting',
+          (select coalesce(json_agg(json_build_object('id', t.id, 'number', t.number, 'customer_name', t.customer_name,
+                    'priority', t.priority, 'created_at', ${isoSql(sql`t.created_at`)}) order by ${callOrder(companyId)}), '[]')
+             from ventanilla_tickets t where t.service_id = s.id and t.status = 'waiting')) order by s.id), '[]')::text as data
+        from ventanilla_services s where s.company_id = ${companyId} and s.deleted_at is null`,
+    on,
+  )
+  return JSON.parse(row.data) as QueueService[]
+}
+
+/** The queue for a staff stream, or null once the company's module is off. */
+export async function liveQueue(database: Database, companyId: number): Promise<QueueService[] | null> {
+  const [row] = await database.rows<{ enabled: boolean }>(sql`select ventanilla_enabled as enabled from companies where id = ${companyId}`)
+  return row?.enabled ? staffQueue(database, companyId) : null
+}
+
+/**
+ * Per company-zone day (of the ticket's creation) and service: tickets issued, served (finished) and no-show;
+ * wait is first call − created, service time is finish − last call; seconds rounded to whole numbers, null without data.
+ */
+export async function stats(database: Database, tx: Tx, caller: Caller, from: string, to: string) {
+  const rows = await database.rows<{
+    date: string
+    service_id: number
+    issued: number
+    served: number
+    no_show: number
+    avg_wait_s: number | null
+    p90_wait_s: number | null
+    avg_service_s: number | null
+  }>(
+    sql`with tz as (select timezone from companies where id = ${caller.companyId}),
+        t as (
+          select (tk.created_at at time zone (select timezone from tz))::date as day, tk.service_id, tk.status,
+                 extract(epoch from tk.first_called_at - tk.created_at) as wait_s,
+                 case when tk.status = 'finished' then extract(epoch from tk.finished_at - tk.called_at) end as service_s
+          from ventanilla_tickets tk
+          where tk.company_id = ${caller.companyId}
+            and tk.created_at >= (${from}::date)::timestamp at time zone (select timezone from tz)
+            and tk.created_at < ((${to}::date) + 1)::timestamp at time zone (select timezone from tz)
+        )
+        select to_char(day, 'YYYY-MM-DD') as date, service_id, count(*)::int as issued,
+               (count(*) filter (where status = 'finished'))::int as served,
+               (count(*) filter (where status = 'no_show'))::int as no_show,
+               round(avg(wait_s))::float8 as avg_wait_s,
+               round((percentile_cont(0.9) within group (order by wait_s))::numeric)::float8 as p90_wait_s,
+               round(avg(service_s))::float8 as avg_service_s
+        from t group by day, service_id order by day, service_id`,
+    tx,
+  )
+  return rows.map((r) => ({
+    date: r.date,
+    service_id: Number(r.service_id),
+    issued: Number(r.issued),
+    served: Number(r.served),
+    no_show: Number(r.no_show),
+    avg_wait_s: r.avg_wait_s == null ? null : Number(r.avg_wait_s),
+    p90_wait_s: r.p90_wait_s == null ? null : Number(r.p90_wait_s),
+    avg_service_s: r.avg_service_s == null ? null : Number(r.avg_service_s),
+  }))
+}
+
+/** Today in the company's zone, the default of both ends of the stats range. */
+export async function companyToday(tx: Tx, caller: Caller, now: Date) {
+  return localDate(now, (await company(tx, caller.companyId)).timezone)
+}
+
+export const DISPENSER_KIND = 'vdt'
+/** Tickets one dispenser may issue per minute, on all processes together. */
+export const DISPENSER_PER_MINUTE = 30
+
+export async function createDispenserToken(tx: Tx, caller: Caller, name: string, publicBaseUrl: string, now: Date) {
+  const credential = newCredential(DISPENSER_KIND)
+  const [row] = await tx
+    .insert(ventanillaDispenserTokens)
+    .values({ companyId: caller.companyId, name, prefix: credential.prefix, tokenHash: credential.hash, createdAt: now, updatedAt: now })
+    .returning({ id: ventanillaDispenserTokens.id })
+  return { id: row.id, name, token: credential.value, dispenser_url: `${publicBaseUrl}/dispenser/${credential.value}` }
+}
+
+export async function listDispenserTokens(db: Executor, caller: Caller) {
+  const rows = await db
+    .select({ id: ventanillaDispenserTokens.id, name: ventanillaDispenserTokens.name, prefix: ventanillaDispenserTokens.prefix, createdAt: ventanillaDispenserTokens.createdAt })
+    .from(ventanillaDispenserTokens)
+    .where(and(eq(ventanillaDispenserTokens.companyId, caller.companyId), isNull(ventanillaDispenserTokens.revokedAt)))
+    .orderBy(asc(ventanillaDispenserTokens.id))
+  return rows.map((r) => ({ id: r.id, name: r.name, prefix: r.prefix, created_at: r.createdAt.toISOString() }))
+}
+
+export async function revokeDispenserToken(tx: Tx, caller: Caller, id: number, now: Date) {
+  const [row] = await tx
+    .update(ventanillaDispenserTokens)
+    .set({ revokedAt: now, updatedAt: now })
+    .where(and(eq(ventanillaDispenserTokens.id, id), eq(ventanillaDispenserTokens.companyId, caller.companyId), isNull(ventanillaDispenserTokens.revokedAt)))
+    .returning({ id: ventanillaDispenserTokens.id })
+  if (!row) throw notFound('Dispenser token')
+  return { deleted: true as const }
+}
+
+/** A live dispenser token of a company whose module is on; anything else looks the same as unknown. */
+export async function resolveDispenser(db: Executor, raw: string): Promise<{ tokenId: number; companyId: number } | null> {
+  const prefix = credentialPrefix(DISPENSER_KIND, raw)
+  if (!prefix) return null
+  const [row] = await db
+    .select({
+      id: ventanillaDispenserTokens.id,
+      companyId: ventanillaDispenserTokens.companyId,
+      hash: ventanillaDispenserTokens.tokenHash,
+      revokedAt: ventanillaDispenserTokens.revokedAt,
+      enabled: companies.ventanillaEnabled,
+    })
+    .from(ventanillaDispenserTokens)
+    .innerJoin(companies, eq(companies.id, ventanillaDispenserTokens.companyId))
+    .where(eq(ventanillaDispenserTokens.prefix, prefix))
+  if (!row || !sameDigest(sha256(raw), row.hash) || row.revokedAt || !row.enabled) return null
+  return { tokenId: row.id, companyId: row.companyId }
+}
+
+/** What a dispenser shows: the company, the services to take a ticket for, and whether priority tickets exist. */
+export async function dispenserView(tx: Executor, companyId: number) {
+  const [c, settings, services] = await Promise.all([
+    company(tx, companyId),
+    settingsRow(tx, companyId),
+    tx
+      .select({ id: ventanillaServices.id, name: ventanillaServices.name, prefix: ventanillaServices.prefix })
+      .from(ventanillaServices)
+      .where(and(eq(ventanillaServices.companyId, companyId), isNull(ventanillaServices.deletedAt)))
+      .orderBy(asc(ventanillaServices.id)),
+  ])
+  const dto = settingsDto(settings, c.timezone)
+  return { companyName: dto.displayName ?? c.name, timezone: dto.timezone, priority: dto.priorityMode === 'first', services }
+}
+
+/**
+ * A ticket taken at a dispenser. The dispenser's row is locked first, so the per-minute count and the insert are
+ * one step for every process; a refused request writes nothing.
+ */
+export async function dispenseTicket(tx: Tx, target: { tokenId: number; companyId: number }, input: { service_id: number; priority?: boolean }, now: Date) {
+  await tx.select({ id: ventanillaDispenserTokens.id }).from(ventanillaDispenserTokens).where(eq(ventanillaDispenserTokens.id, target.tokenId)).for('update')
+  const since = new Date(now.getTime() - 60_000)
+  const recent = await tx
+    .select({ createdAt: ventanillaTickets.createdAt })
+    .from(ventanillaTickets)
+    .where(and(eq(ventanillaTickets.dispenserTokenId, target.tokenId), gt(ventanillaTickets.createdAt, since)))
+    .orderBy(asc(ventanillaTickets.createdAt))
+    .limit(DISPENSER_PER_MINUTE)
+  if (recent.length >= DISPENSER_PER_MINUTE)
+    throw rateLimited('Too many tickets from this dispenser; wait a moment', (recent[0].createdAt.getTime() + 60_000 - now.getTime()) / 1000)
+  const service = await liveService(tx, target.companyId, input.service_id, true)
+  if (!service) throw unknownService(input.service_id)
+  const ticket = await issueTicket(tx, target.companyId, service, { priority: input.priority }, now, target.tokenId)
+  const pf = priorityFirst(target.companyId)
+  const [{ ahead }] = rowsOf<{ ahead: number }>(
+    await tx.execute(
+      sql`select count(*)::int as ahead from ventanilla_tickets t, ventanilla_tickets me
+          where me.id = ${ticket.id} and t.service_id = me.service_id and t.status = 'waiting' and t.id <> me.id
+            and (case when t.priority and ${pf} then 0 else 1 end, t.created_at, t.id)
+              < (case when me.priority and ${pf} then 0 else 1 end, me.created_at, me.id)`,
+    ),
+  )
+  return { number: ticket.number, service: service.name, priority: ticket.priority, waiting_ahead: Number(ahead) }
 }

@@ -1,0 +1,198 @@
+import { createSignal, For, Match, onCleanup, onMount, Show, Switch } from 'solid-js'
+
+interface View {
+  companyName: string
+  timezone: string
+  priority: boolean
+  services: { id: number; name: string; prefix: string }[]
+}
+
+interface Issued {
+  number: string
+  service: string
+  priority: boolean
+  waiting_ahead: number
+}
+
+/** How long the issued number stays on screen before the buttons come back. */
+const SHOW_MS = 8000
+
+/** `/dispenser/{token}` → token. */
+export function tokenFromPath(pathname: string): string | null {
+  const match = /^\/dispenser\/([^/]+)\/?$/.exec(pathname)
+  if (!match) return null
+  try {
+    return decodeURIComponent(match[1])
+  } catch {
+    return null
+  }
+}
+
+export const aheadText = (n: number) =>
+  n === 0 ? 'No hay personas antes que usted' : n === 1 ? '1 persona antes que usted' : `${n} personas antes que usted`
+
+/** When the ticket was taken, on the branch's clocks (a tablet's own zone may be anything). */
+function printedAt(timeZone: string | undefined) {
+  const options: Intl.DateTimeFormatOptions = { day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }
+  try {
+    return new Intl.DateTimeFormat('es-AR', { ...options, timeZone }).format(new Date())
+  } catch {
+    return new Intl.DateTimeFormat('es-AR', options).format(new Date())
+  }
+}
+
+function Message(props: { title: string; text: string }) {
+  return (
+    <main class="message" role="alert">
+      <h1>{props.title}</h1>
+      <p>{props.text}</p>
+    </main>
+  )
+}
+
+function Machine(props: { token: string }) {
+  const base = `/api/public/ventanilla/${encodeURIComponent(props.token)}`
+  const [view, setView] = createSignal<View | null>(null)
+  const [state, setState] = createSignal<'loading' | 'ready' | 'disabled' | 'offline'>('loading')
+  const [priority, setPriority] = createSignal(false)
+  const [issued, setIssued] = createSignal<(Issued & { at: string }) | null>(null)
+  const [error, setError] = createSignal<string | null>(null)
+  const [busy, setBusy] = createSignal(false)
+  // `?imprimir=1`: a tablet with a ticket printer (e.g. Chromium in kiosk mode with silent printing) prints each number.
+  const print = new URLSearchParams(location.search).get('imprimir') === '1'
+  let back: ReturnType<typeof setTimeout> | undefined
+
+  const load = async () => {
+    try {
+      const res = await fetch(`${base}/services`, { cache: 'no-store' })
+      if (res.status === 404) return setState('disabled')
+      if (!res.ok) throw new Error(String(res.status))
+      setView((await res.json()) as View)
+      setState('ready')
+    } catch {
+      if (!view()) setState('offline')
+    }
+  }
+  onMount(load)
+  // Services and the priority setting change rarely; a refresh each minute keeps a long-running tablet current.
+  const refresh = setInterval(load, 60_000)
+  onCleanup(() => {
+    clearInterval(refresh)
+    clearTimeout(back)
+  })
+
+  const reset = () => {
+    clearTimeout(back)
+    setIssued(null)
+    setPriority(false)
+    setError(null)
+  }
+
+  const take = async (serviceId: number) => {
+    if (busy()) return
+    setBusy(true)
+    setError(null)
+    try {
+      const res = await fetch(`${base}/tickets`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ service_id: serviceId, priority: priority() }),
+      })
+      if (res.status === 404) return setState('disabled')
+      if (res.status === 429) return setError('Hay muchos pedidos en este momento. Espere unos segundos y vuelva a intentar.')
+      if (res.status === 422) {
+        await load()
+        return setError('Ese servicio ya no está disponible.')
+      }
+      if (!res.ok) return setError('No se pudo entregar el número. Intente de nuevo o consulte en la ventanilla.')
+      setIssued({ ...((await res.json()) as Issued), at: printedAt(view()?.timezone) })
+      if (print) setTimeout(() => window.print(), 50)
+      clearTimeout(back)
+      back = setTimeout(reset, SHOW_MS)
+    } catch {
+      setError('Sin conexión con el servidor. Consulte en la ventanilla.')
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <Switch>
+      <Match when={state() === 'disabled'}>
+        <Message title="Dispensador deshabilitado" text="Este dispositivo ya no entrega números. Consulte en la ventanilla." />
+      </Match>
+      <Match when={state() === 'offline'}>
+        <Message title="Sin conexión" text="No se pudo contactar al servidor. Consulte en la ventanilla." />
+      </Match>
+      <Match when={issued()}>
+        {(t) => (
+          <main class="issued" data-testid="issued" onClick={reset}>
+            <p class="company">{view()?.companyName}</p>
+            <p class="lead">Su número</p>
+            <div class="number" data-testid="issued-number">
+              {t().number}
+            </div>
+            <p class="service">
+              {t().service}
+              <Show when={t().priority}> · Prioridad</Show>
+            </p>
+            <p class="ahead" data-testid="issued-ahead">
+              {aheadText(t().waiting_ahead)}
+            </p>
+            <p class="when">{t().at}</p>
+            <p class="hint">Aguarde a ser llamado en la pantalla.</p>
+          </main>
+        )}
+      </Match>
+      <Match when={view()}>
+        {(v) => (
+          <main class="menu">
+            <header>
+              <h1>{v().companyName}</h1>
+              <p>Toque el servicio para tomar su número</p>
+            </header>
+            <div class="services">
+              <For each={v().services} fallback={<p class="empty">No hay servicios disponibles.</p>}>
+                {(s) => (
+                  <button type="button" class="service-button" disabled={busy()} onClick={() => take(s.id)} data-testid="service-button">
+                    <span class="prefix">{s.prefix}</span>
+                    <span>{s.name}</span>
+                  </button>
+                )}
+              </For>
+            </div>
+            <Show when={v().priority}>
+              <button
+                type="button"
+                class="priority-button"
+                classList={{ on: priority() }}
+                aria-pressed={priority()}
+                onClick={() => setPriority(!priority())}
+                data-testid="priority-button"
+              >
+                {priority() ? '✓ Atención prioritaria: elija el servicio' : 'Atención prioritaria (embarazadas, personas mayores o con discapacidad)'}
+              </button>
+            </Show>
+            <Show when={error()}>
+              <p class="error" role="alert" data-testid="dispenser-error">
+                {error()}
+              </p>
+            </Show>
+          </main>
+        )}
+      </Match>
+      <Match when={true}>
+        <Message title="Cargando…" text="" />
+      </Match>
+    </Switch>
+  )
+}
+
+export function Dispenser() {
+  const token = tokenFromPath(location.pathname)
+  return (
+    <Show when={token} fallback={<Message title="Enlace inválido" text="La dirección de este dispensador no contiene un código válido." />}>
+      {(t) => <Machine token={t()} />}
+    </Show>
+  )
+}

@@ -1,0 +1,483 @@
+import { createMemo, createSignal, For, Match, onCleanup, onMount, Show, Switch } from 'solid-js'
+import { createSSE } from '../sse'
+import { api, ApiFailure, explain, type QueueService, type Session, type Ticket } from './api'
+import { elapsed, nextService } from './format'
+
+const STORE = {
+  company: 'fos.staff.company',
+  desk: 'fos.staff.desk',
+  services: 'fos.staff.services',
+  current: 'fos.staff.current',
+}
+
+const load = <T,>(key: string, fallback: T): T => {
+  try {
+    const raw = localStorage.getItem(key)
+    return raw === null ? fallback : (JSON.parse(raw) as T)
+  } catch {
+    return fallback
+  }
+}
+const save = (key: string, value: unknown) => {
+  if (value === null || value === undefined) localStorage.removeItem(key)
+  else localStorage.setItem(key, JSON.stringify(value))
+}
+
+function useNow(intervalMs = 1000) {
+  const [now, setNow] = createSignal(Date.now())
+  const timer = setInterval(() => setNow(Date.now()), intervalMs)
+  onCleanup(() => clearInterval(timer))
+  return now
+}
+
+/** A typed key acts as a shortcut only when no text field has the focus. */
+const typing = (e: KeyboardEvent) => {
+  const el = e.target as HTMLElement | null
+  return !!el && (el.tagName === 'INPUT' || el.tagName === 'SELECT' || el.tagName === 'TEXTAREA')
+}
+
+function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void }) {
+  const params = new URLSearchParams(location.search)
+  const [company, setCompany] = createSignal(params.get('empresa') ?? String(load<number | string>(STORE.company, '')))
+  const [email, setEmail] = createSignal('')
+  const [password, setPassword] = createSignal('')
+  const [error, setError] = createSignal<string | null>(null)
+  const [busy, setBusy] = createSignal(false)
+  let emailField: HTMLInputElement | undefined
+  // `autofocus` only works for fields present when the page loads; these are drawn later.
+  onMount(() => emailField?.focus())
+  const submit = async (e: Event) => {
+    e.preventDefault()
+    const companyId = Number(company())
+    if (!Number.isInteger(companyId) || companyId < 1) return setError('Ingrese el número de empresa que le dio el administrador.')
+    setBusy(true)
+    setError(null)
+    try {
+      const session = await api<Session>('POST', '/api/sessions', { company_id: companyId, email: email().trim(), password: password() })
+      save(STORE.company, companyId)
+      props.onSignedIn(session)
+    } catch (err) {
+      setError(err instanceof ApiFailure && err.code === 'UNAUTHORIZED' ? 'Correo o contraseña incorrectos.' : explain(err))
+    } finally {
+      setBusy(false)
+      setPassword('')
+    }
+  }
+  return (
+    <main class="signin">
+      <form class="card" onSubmit={submit} data-testid="signin">
+        <h1>Atención al público</h1>
+        <p class="muted">Ingrese con su usuario de la casa de cambio.</p>
+        <Show when={props.notice}>
+          <p class="notice" role="status">
+            {props.notice}
+          </p>
+        </Show>
+        <label>
+          Número de empresa
+          <input name="company" inputmode="numeric" autocomplete="organization" value={company()} onInput={(e) => setCompany(e.currentTarget.value)} required />
+        </label>
+        <label>
+          Correo electrónico
+          <input ref={emailField} name="email" type="email" autocomplete="username" value={email()} onInput={(e) => setEmail(e.currentTarget.value)} required />
+        </label>
+        <label>
+          Contraseña
+          <input name="password" type="password" autocomplete="current-password" value={password()} onInput={(e) => setPassword(e.currentTarget.value)} required />
+        </label>
+        <Show when={error()}>
+          <p class="error" role="alert" data-testid="signin-error">
+            {error()}
+          </p>
+        </Show>
+        <button type="submit" class="primary" disabled={busy()}>
+          {busy() ? 'Ingresando…' : 'Ingresar'}
+        </button>
+      </form>
+    </main>
+  )
+}
+
+function Setup(props: { session: Session; services: QueueService[]; onDone: (desk: string, services: number[]) => void; onSignOut: () => void }) {
+  const [desk, setDesk] = createSignal(load<string>(STORE.desk, ''))
+  const saved = load<number[]>(STORE.services, [])
+  const [chosen, setChosen] = createSignal<number[]>(saved.filter((id) => props.services.some((s) => s.service_id === id)))
+  const [error, setError] = createSignal<string | null>(null)
+  let deskField: HTMLInputElement | undefined
+  onMount(() => deskField?.focus())
+  const toggle = (id: number) => setChosen((c) => (c.includes(id) ? c.filter((x) => x !== id) : [...c, id]))
+  const submit = (e: Event) => {
+    e.preventDefault()
+    if (!desk().trim()) return setError('Escriba el nombre de su puesto, por ejemplo «Caja 2».')
+    if (chosen().length === 0) return setError('Elija al menos un servicio.')
+    props.onDone(desk().trim(), chosen())
+  }
+  return (
+    <main class="signin">
+      <form class="card wide" onSubmit={submit} data-testid="setup">
+        <h1>Hola, {props.session.employee.name}</h1>
+        <label>
+          Puesto (se recuerda en esta computadora)
+          <input ref={deskField} name="desk" maxlength="40" value={desk()} onInput={(e) => setDesk(e.currentTarget.value)} placeholder="Caja 2" />
+        </label>
+        <fieldset>
+          <legend>Servicios que atiende</legend>
+          <Show when={props.services.length} fallback={<p class="muted">La sucursal todavía no tiene servicios.</p>}>
+            <For each={props.services}>
+              {(s) => (
+                <label class="check">
+                  <input type="checkbox" checked={chosen().includes(s.service_id)} onChange={() => toggle(s.service_id)} />
+                  <span class="prefix">{s.prefix}</span> {s.name}
+                </label>
+              )}
+            </For>
+          </Show>
+        </fieldset>
+        <Show when={error()}>
+          <p class="error" role="alert">
+            {error()}
+          </p>
+        </Show>
+        <div class="row">
+          <button type="button" onClick={props.onSignOut}>
+            Salir
+          </button>
+          <button type="submit" class="primary">
+            Comenzar
+          </button>
+        </div>
+      </form>
+    </main>
+  )
+}
+
+function QueueColumn(props: { service: QueueService; now: number }) {
+  const oldest = () => props.service.waiting.reduce((min, w) => Math.min(min, Date.parse(w.created_at)), Infinity)
+  return (
+    <section class="queue" data-testid={`queue-${props.service.prefix}`} aria-label={`Cola de ${props.service.name}`}>
+      <header>
+        <h2>
+          <span class="prefix">{props.service.prefix}</span> {props.service.name}
+        </h2>
+        <div class="stats">
+          <span class="count" data-testid="queue-count">
+            {props.service.waiting.length} en espera
+          </span>
+          <Show when={props.service.waiting.length}>
+            <span class="oldest">más antiguo: {elapsed(props.now - oldest())}</span>
+          </Show>
+        </div>
+      </header>
+      <ol>
+        <For each={props.service.waiting} fallback={<li class="empty">Nadie espera</li>}>
+          {(w) => (
+            <li classList={{ priority: w.priority }} data-testid="queue-ticket">
+              <span class="number">{w.number}</span>
+              <span class="name">{w.customer_name ?? ''}</span>
+              <Show when={w.priority}>
+                <span class="mark" title="Atención prioritaria">
+                  Prioridad
+                </span>
+              </Show>
+              <span class="wait">{elapsed(props.now - Date.parse(w.created_at))}</span>
+            </li>
+          )}
+        </For>
+      </ol>
+    </section>
+  )
+}
+
+function Desk(props: { session: Session; desk: string; serviceIds: number[]; onChangeSetup: () => void; onSignedOut: (notice: string | null) => void }) {
+  const now = useNow()
+  const [queue, setQueue] = createSignal<QueueService[]>([])
+  const [current, setCurrent] = createSignal<Ticket | null>(load<Ticket | null>(STORE.current, null))
+  const [message, setMessage] = createSignal<{ kind: 'error' | 'info'; text: string } | null>(null)
+  const [busy, setBusy] = createSignal(false)
+  const [transferring, setTransferring] = createSignal(false)
+
+  const remember = (t: Ticket | null) => {
+    setCurrent(t)
+    save(STORE.current, t)
+  }
+
+  const feed = createSSE('/api/ventanilla/events', {
+    events: { queue: (e) => setQueue((JSON.parse(e.data) as { data: QueueService[] }).data) },
+    // An error may be a lost network or an ended session; only the second stops the stream.
+    onError: async () => {
+      try {
+        await api('GET', '/api/sessions/current')
+        return true
+      } catch (err) {
+        if (err instanceof ApiFailure && err.status === 401) {
+          props.onSignedOut('La sesión terminó. Ingrese de nuevo.')
+          return false
+        }
+        return true
+      }
+    },
+  })
+  const offline = () => feed.state() === 'retrying'
+  const served = createMemo(() => queue().filter((s) => props.serviceIds.includes(s.service_id)))
+  const others = createMemo(() => queue().filter((s) => current() && s.service_id !== current()!.service_id))
+  const serviceName = (id: number) => queue().find((s) => s.service_id === id)?.name ?? ''
+
+  /** Runs one action; a 401 anywhere means the session is gone, and the sign-in takes over. */
+  async function act(fn: () => Promise<void>) {
+    if (busy()) return
+    setBusy(true)
+    setMessage(null)
+    try {
+      await fn()
+    } catch (err) {
+      if (err instanceof ApiFailure && err.status === 401) return props.onSignedOut('La sesión terminó. Ingrese de nuevo.')
+      setMessage({ kind: 'error', text: explain(err) })
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  // With `priorityMode` off a priority ticket can stand behind an older ordinary one: then arrival order rules.
+  const priorityFirst = () => !queue().some((s) => s.waiting.some((w, i) => w.priority && s.waiting.slice(0, i).some((x) => !x.priority)))
+
+  const callNext = () =>
+    act(async () => {
+      const all = queue().length > 0 && queue().every((s) => props.serviceIds.includes(s.service_id))
+      const candidates = all ? [null] : nextService(served(), priorityFirst()).map((s) => s.service_id)
+      if (candidates.length === 0) throw new ApiFailure(409, 'QUEUE_EMPTY', 'empty')
+      let lastError: unknown
+      for (const service_id of candidates) {
+        try {
+          const ticket = await api<Ticket>('POST', '/api/ventanilla/calls', { desk: props.desk, ...(service_id !== null && { service_id }) })
+          remember(ticket)
+          return
+        } catch (err) {
+          // Another desk may have just taken the last one of that service: try the next service.
+          if (!(err instanceof ApiFailure && err.code === 'QUEUE_EMPTY')) throw err
+          lastError = err
+        }
+      }
+      throw lastError
+    })
+
+  const onCurrent = (fn: (t: Ticket) => Promise<void>) => {
+    const t = current()
+    if (!t) {
+      setMessage({ kind: 'info', text: 'No está atendiendo a nadie. Llame al siguiente con la barra espaciadora.' })
+      return
+    }
+    return act(() => fn(t))
+  }
+
+  const callAgain = () => onCurrent(async (t) => remember(await api<Ticket>('POST', `/api/ventanilla/tickets/${t.id}/call`, { desk: props.desk })))
+  const finish = () =>
+    onCurrent(async (t) => {
+      await api<Ticket>('POST', `/api/ventanilla/tickets/${t.id}/finish`)
+      remember(null)
+      setMessage({ kind: 'info', text: `${t.number} finalizado.` })
+    })
+  const noShow = () =>
+    onCurrent(async (t) => {
+      await api<Ticket>('POST', `/api/ventanilla/tickets/${t.id}/no-show`)
+      remember(null)
+      setMessage({ kind: 'info', text: `${t.number} marcado como ausente.` })
+    })
+  const transferTo = (serviceId: number) =>
+    onCurrent(async (t) => {
+      setTransferring(false)
+      await api<Ticket>('POST', `/api/ventanilla/tickets/${t.id}/transfer`, { service_id: serviceId })
+      remember(null)
+      setMessage({ kind: 'info', text: `${t.number} derivado a ${serviceName(serviceId)}.` })
+    })
+  const startTransfer = () => {
+    if (!current()) return onCurrent(async () => {})
+    if (others().length === 0) return setMessage({ kind: 'error', text: 'No hay otro servicio al que derivar.' })
+    setTransferring(true)
+  }
+
+  const signOut = () =>
+    act(async () => {
+      await api('DELETE', '/api/sessions/current').catch((err) => {
+        if (!(err instanceof ApiFailure && err.status === 401)) throw err
+      })
+      remember(null)
+      props.onSignedOut(null)
+    })
+
+  const onKey = (e: KeyboardEvent) => {
+    if (e.ctrlKey || e.altKey || e.metaKey || typing(e)) return
+    if (transferring()) {
+      if (e.key === 'Escape') setTransferring(false)
+      const n = Number(e.key)
+      if (Number.isInteger(n) && n >= 1 && n <= others().length) transferTo(others()[n - 1].service_id)
+      e.preventDefault()
+      return
+    }
+    const actions: Record<string, () => unknown> = { ' ': callNext, r: callAgain, f: finish, n: noShow, t: startTransfer }
+    const action = actions[e.key.toLowerCase()]
+    if (!action) return
+    e.preventDefault()
+    action()
+  }
+  onMount(() => window.addEventListener('keydown', onKey))
+  onCleanup(() => window.removeEventListener('keydown', onKey))
+
+  return (
+    <div class="desk-layout">
+      <header class="bar">
+        <div>
+          <strong>{props.desk}</strong>
+          <span class="muted"> · {props.session.employee.name}</span>
+        </div>
+        <Show when={offline()}>
+          <div class="offline" role="status" data-testid="offline">
+            Sin conexión con el servidor; reintentando…
+          </div>
+        </Show>
+        <div class="row">
+          <button type="button" onClick={props.onChangeSetup}>
+            Cambiar puesto
+          </button>
+          <button type="button" onClick={signOut} data-testid="sign-out">
+            Salir
+          </button>
+        </div>
+      </header>
+      <main class="desk">
+        <section class="current" aria-live="polite" data-testid="current">
+          <h2 class="label">Atendiendo</h2>
+          <Show when={current()} fallback={<p class="idle">Nadie. Presione Espacio para llamar al siguiente.</p>}>
+            {(t) => (
+              <>
+                <div class="ticket" data-testid="current-ticket">
+                  {t().number}
+                  <Show when={t().priority}>
+                    <span class="mark">Prioridad</span>
+                  </Show>
+                </div>
+                <div class="customer">{t().customer_name ?? 'Sin nombre'}</div>
+                <div class="muted">{serviceName(t().service_id)}</div>
+                <div class="timer" data-testid="timer" title="Tiempo desde el último llamado">
+                  {elapsed(now() - Date.parse(t().called_at ?? t().created_at))}
+                </div>
+              </>
+            )}
+          </Show>
+          <div class="actions">
+            <button type="button" class="primary" onClick={callNext} disabled={busy()} data-testid="call-next">
+              Llamar siguiente <kbd>Espacio</kbd>
+            </button>
+            <button type="button" onClick={callAgain} disabled={busy() || !current()}>
+              Volver a llamar <kbd>R</kbd>
+            </button>
+            <button type="button" onClick={finish} disabled={busy() || !current()}>
+              Finalizado <kbd>F</kbd>
+            </button>
+            <button type="button" onClick={noShow} disabled={busy() || !current()}>
+              No se presentó <kbd>N</kbd>
+            </button>
+            <button type="button" onClick={startTransfer} disabled={busy() || !current()}>
+              Derivar <kbd>T</kbd>
+            </button>
+          </div>
+          <Show when={transferring()}>
+            <div class="transfer" role="dialog" aria-label="Derivar a otro servicio" data-testid="transfer">
+              <p>Derivar {current()?.number} a:</p>
+              <For each={others()}>
+                {(s, i) => (
+                  <button type="button" onClick={() => transferTo(s.service_id)}>
+                    <kbd>{i() + 1}</kbd> {s.name}
+                  </button>
+                )}
+              </For>
+              <button type="button" onClick={() => setTransferring(false)}>
+                <kbd>Esc</kbd> Cancelar
+              </button>
+            </div>
+          </Show>
+          <Show when={message()}>
+            {(m) => (
+              <p class={m().kind} role={m().kind === 'error' ? 'alert' : 'status'} data-testid="message">
+                {m().text}
+              </p>
+            )}
+          </Show>
+        </section>
+        <div class="queues" data-testid="queues">
+          <For each={served()} fallback={<p class="idle">Esperando datos de la cola…</p>}>
+            {(s) => <QueueColumn service={s} now={now()} />}
+          </For>
+        </div>
+      </main>
+    </div>
+  )
+}
+
+export function Console() {
+  const [session, setSession] = createSignal<Session | null>(null)
+  const [checked, setChecked] = createSignal(false)
+  const [notice, setNotice] = createSignal<string | null>(null)
+  const [services, setServices] = createSignal<QueueService[] | null>(null)
+  const [setup, setSetup] = createSignal<{ desk: string; services: number[] } | null>(null)
+
+  const begin = async (s: Session) => {
+    setNotice(null)
+    try {
+      const q = await api<{ data: QueueService[] }>('GET', '/api/ventanilla/queue')
+      setServices(q.data)
+      const desk = load<string>(STORE.desk, '')
+      const chosen = load<number[]>(STORE.services, []).filter((id) => q.data.some((x) => x.service_id === id))
+      setSetup(desk && chosen.length ? { desk, services: chosen } : null)
+      setSession(s)
+    } catch (err) {
+      setSession(null)
+      setNotice(explain(err))
+    }
+  }
+
+  onMount(async () => {
+    try {
+      await begin(await api<Session>('GET', '/api/sessions/current'))
+    } catch {
+      // Not signed in: the sign-in form is the start.
+    }
+    setChecked(true)
+  })
+
+  const signedOut = (text: string | null) => {
+    setSession(null)
+    setSetup(null)
+    setNotice(text)
+  }
+
+  return (
+    <Switch>
+      <Match when={!checked()}>
+        <main class="signin">
+          <p class="muted">Cargando…</p>
+        </main>
+      </Match>
+      <Match when={!session()}>
+        <SignIn notice={notice()} onSignedIn={begin} />
+      </Match>
+      <Match when={!setup()}>
+        <Setup
+          session={session()!}
+          services={services() ?? []}
+          onDone={(desk, ids) => {
+            save(STORE.desk, desk)
+            save(STORE.services, ids)
+            setSetup({ desk, services: ids })
+          }}
+          onSignOut={() => {
+            void api('DELETE', '/api/sessions/current').catch(() => {})
+            signedOut(null)
+          }}
+        />
+      </Match>
+      <Match when={setup()}>
+        {(s) => <Desk session={session()!} desk={s().desk} serviceIds={s().services} onChangeSetup={() => setSetup(null)} onSignedOut={signedOut} />}
+      </Match>
+    </Switch>
+  )
+}

@@ -1,0 +1,202 @@
+import { randomBytes } from 'node:crypto'
+import { and, count, eq, gt, isNull, lt, sql } from 'drizzle-orm'
+import { companies, employees, employeeSessions, signInFailures } from '../../db/schema'
+import type { Database, Db, Executor } from '../../db/client'
+import { forbidden, rateLimited, unauthorized } from '../lib/errors'
+import { sha256 } from '../lib/secrets'
+import { tenantTx } from '../lib/write'
+import type { AppContext } from '../context'
+import type { Caller } from './caller'
+
+export const SESSION_COOKIE = 'fos_session'
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000
+/** More than this many failed sign-ins for one e-mail within the window → 429. */
+export const SIGN_IN_FAILURES = 10
+export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000
+
+const PASSWORD_OPTIONS = { algorithm: 'argon2id' } as const
+
+export const hashPassword = (password: string) => Bun.password.hash(password, PASSWORD_OPTIONS)
+
+/**
+ * Verified against when the e-mail matches nobody (or somebody without a password), so an unknown e-mail costs
+ * the same time as a wrong password and the answer cannot tell the two apart.
+ */
+let decoy: Promise<string> | undefined
+const decoyHash = () => (decoy ??= hashPassword(randomBytes(18).toString('base64url')))
+
+/** The session cookie's value, if the request carries one of the right shape. */
+export function sessionToken(request: Request): string | null {
+  const header = request.headers.get('cookie')
+  if (!header || !header.includes(SESSION_COOKIE)) return null
+  for (const part of header.split(';')) {
+    const at = part.indexOf('=')
+    if (at < 0 || part.slice(0, at).trim() !== SESSION_COOKIE) continue
+    const value = part.slice(at + 1).trim()
+    return /^[A-Za-z0-9_-]{43}$/.test(value) ? value : null
+  }
+  return null
+}
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/**
+ * A browser sends the cookie with any request to this origin, even one a foreign page starts; a write made with
+ * it must say it comes from our own pages.
+ */
+export function checkOrigin(request: Request, publicBaseUrl: string) {
+  if (!UNSAFE.has(request.method)) return
+  if (request.headers.get('origin') !== new URL(publicBaseUrl).origin)
+    throw forbidden('A write authenticated by the session cookie needs the Origin of this service')
+}
+
+export interface SessionCaller extends Caller {
+  session: { id: number; expiresAt: Date }
+}
+
+const lookups = new WeakMap<object, ReturnType<typeof sessionLookup>>()
+
+function sessionLookup(db: Db) {
+  return db
+    .select({
+      id: employeeSessions.id,
+      companyId: employeeSessions.companyId,
+      expiresAt: employeeSessions.expiresAt,
+      employeeId: employees.id,
+      email: employees.email,
+      name: employees.name,
+      permissions: employees.permissions,
+      clientIds: employees.clientIds,
+      mesas: companies.mesasEnabled,
+      ventanilla: companies.ventanillaEnabled,
+    })
+    .from(employeeSessions)
+    .innerJoin(employees, and(eq(employees.id, employeeSessions.employeeId), isNull(employees.deletedAt)))
+    .innerJoin(companies, eq(companies.id, employeeSessions.companyId))
+    .where(
+      and(
+        eq(employeeSessions.tokenHash, sql.placeholder('hash')),
+        isNull(employeeSessions.revokedAt),
+        gt(employeeSessions.expiresAt, sql.placeholder('now')),
+      ),
+    )
+    .limit(1)
+    .prepare('auth_session_lookup')
+}
+
+/**
+ * The employee behind a session cookie, as the same Caller their API key would give: same permissions, client
+ * scope and audit actor. Looked up on every request, so a sign-out or revocation holds on every process at once.
+ */
+export async function authenticateSession(db: Db, token: string, now: Date): Promise<SessionCaller> {
+  let lookup = lookups.get(db)
+  if (!lookup) {
+    lookup = sessionLookup(db)
+    lookups.set(db, lookup)
+  }
+  const [row] = await lookup.execute({ hash: sha256(token), now: now.toISOString() })
+  if (!row) throw unauthorized('The session has ended; sign in again')
+  return {
+    companyId: row.companyId,
+    keyId: 0,
+    modules: { mesas: row.mesas, ventanilla: row.ventanilla },
+    employee: { id: row.employeeId, email: row.email, name: row.name, permissions: row.permissions ?? [], clientIds: row.clientIds ?? [] },
+    session: { id: row.id, expiresAt: row.expiresAt },
+  }
+}
+
+export const isSession = (caller: Caller): caller is SessionCaller => 'session' in caller
+
+/** Ends every session of an employee: done when their password changes or they are deleted. */
+export async function endSessions(tx: Executor, employeeId: number, now: Date) {
+  await tx
+    .update(employeeSessions)
+    .set({ revokedAt: now, updatedAt: now })
+    .where(and(eq(employeeSessions.employeeId, employeeId), isNull(employeeSessions.revokedAt)))
+}
+
+export async function endSession(db: Executor, sessionId: number, now: Date) {
+  await db.update(employeeSessions).set({ revokedAt: now, updatedAt: now }).where(eq(employeeSessions.id, sessionId))
+}
+
+
+/**
+ * Checks an e-mail and password of a company and opens a session. Every attempt is first written down as a failure
+ * (committed at once, so concurrent attempts on any process see each other) and struck off again when it succeeds;
+ * more than SIGN_IN_FAILURES in the window and the attempt is refused without looking at the password.
+ */
+export async function signIn(app: AppContext, input: { company_id: number; email: string; password: string }) {
+  const db = app.db
+  const now = app.clock()
+  const email = input.email.trim().toLowerCase()
+  const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS)
+  const [attempt] = await db.insert(signInFailures).values({ email, failedAt: now }).returning({ id: signInFailures.id })
+  // Rows only count within the window; every hundredth attempt sweeps out the older ones of every e-mail.
+  if (attempt.id % 100 === 0) await db.delete(signInFailures).where(lt(signInFailures.failedAt, since))
+  const [{ failures, oldest }] = await db
+    .select({ failures: count(), oldest: sql<string | null>`min(${signInFailures.failedAt})::text` })
+    .from(signInFailures)
+    .where(and(eq(signInFailures.email, email), gt(signInFailures.failedAt, since)))
+  if (Number(failures) > SIGN_IN_FAILURES) {
+    const reopens = (oldest ? new Date(oldest).getTime() : now.getTime()) + SIGN_IN_WINDOW_MS
+    throw rateLimited('Too many failed sign-ins for this e-mail; retry later', (reopens - now.getTime()) / 1000)
+  }
+  const [row] = await db
+    .select({ id: employees.id, email: employees.email, name: employees.name, permissions: employees.permissions, clientIds: employees.clientIds, passwordHash: employees.passwordHash })
+    .from(employees)
+    .where(and(eq(employees.companyId, input.company_id), sql`lower(${employees.email}) = ${email}`, isNull(employees.deletedAt)))
+    .limit(1)
+  const ok = await Bun.password.verify(input.password, row?.passwordHash ?? (await decoyHash())).catch(() => false)
+  if (!row?.passwordHash || !ok) throw unauthorized('Wrong e-mail or password')
+  await db.delete(signInFailures).where(eq(signInFailures.id, attempt.id))
+
+  const token = randomBytes(32).toString('base64url')
+  const expiresAt = new Date(now.getTime() + SESSION_TTL_MS)
+  const employee = { id: row.id, email: row.email, name: row.name, permissions: row.permissions ?? [], client_ids: row.clientIds ?? [] }
+  // As the employee, so the audit trail names who signed in.
+  const caller: Caller = {
+    companyId: input.company_id,
+    keyId: 0,
+    modules: { mesas: false, ventanilla: false },
+    employee: { id: row.id, email: row.email, name: row.name, permissions: employee.permissions, clientIds: employee.client_ids },
+  }
+  await tenantTx(app, caller, 'write', (tx) =>
+    tx.insert(employeeSessions).values({ companyId: input.company_id, employeeId: row.id, tokenHash: sha256(token), expiresAt, createdAt: now, updatedAt: now }),
+  )
+  return {
+    token,
+    session: {
+      employee,
+      expires_at: expiresAt.toISOString(),
+    },
+  }
+}
+
+export function sessionCookie(token: string, publicBaseUrl: string, maxAgeS = SESSION_TTL_MS / 1000) {
+  const secure = publicBaseUrl.startsWith('https:') ? '; Secure' : ''
+  return `${SESSION_COOKIE}=${token}; Path=/; Max-Age=${maxAgeS}; HttpOnly; SameSite=Strict${secure}`
+}
+
+export const clearedCookie = (publicBaseUrl: string) => sessionCookie('', publicBaseUrl, 0)
+
+const idList = (ids: number[]) => `{${ids.map(Number).join(',')}}`
+
+/**
+ * Of some sessions and API keys, those that still authenticate (not revoked or expired, employee not deleted): a
+ * long-lived stream opened with one of them asks this now and then, so it ends soon after its credential does.
+ */
+export async function liveCredentials(database: Database, sessionIds: number[], keyIds: number[], now: Date) {
+  const sessions = sessionIds.length
+    ? await database.rows<{ id: number }>(
+        sql`select s.id from employee_sessions s join employees e on e.id = s.employee_id
+            where s.id = any(${idList(sessionIds)}::int[]) and s.revoked_at is null and s.expires_at > ${now.toISOString()}::timestamptz and e.deleted_at is null`,
+      )
+    : []
+  const keys = keyIds.length
+    ? await database.rows<{ id: number }>(
+        sql`select k.id from api_keys k left join employees e on e.id = k.employee_id
+            where k.id = any(${idList(keyIds)}::int[]) and k.revoked_at is null and e.deleted_at is null`,
+      )
+    : []
+  return { sessions: new Set(sessions.map((r) => Number(r.id))), keys: new Set(keys.map((r) => Number(r.id))) }
+}

@@ -1,0 +1,90 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import { routePolicy } from '../../access/policy'
+import { clearedCookie, endSession, isSession, sessionCookie, signIn, SIGN_IN_FAILURES, type SessionCaller } from '../../access/sessions'
+import type { Caller } from '../../access/caller'
+import { forbidden, unauthorized } from '../../lib/errors'
+import { ErrorBody, JSON_BODY } from '../../lib/models'
+import { SessionModel } from './model'
+
+const TAG = 'Sessions'
+
+function signedIn(caller: Caller): SessionCaller {
+  if (!isSession(caller)) throw unauthorized('No session: sign in with POST /api/sessions')
+  return caller
+}
+
+const sessionDto = (caller: SessionCaller) => ({
+  employee: {
+    id: caller.employee!.id,
+    email: caller.employee!.email,
+    name: caller.employee!.name,
+    permissions: caller.employee!.permissions,
+    client_ids: caller.employee!.clientIds,
+  },
+  expires_at: caller.session.expiresAt.toISOString(),
+})
+
+/**
+ * Employee sign-in for the counter apps. The cookie then authenticates every company route as that employee;
+ * a write made with it needs this service's Origin.
+ */
+export const sessionsModule = (app: AppContext) =>
+  new Elysia({ prefix: '/api/sessions' })
+    .use(routePolicy(app))
+    .post(
+      '',
+      async ({ body, request, set }) => {
+        // A sign-in sent by a foreign page would plant that page's session in the browser.
+        const origin = request.headers.get('origin')
+        if (origin !== null && origin !== new URL(app.config.publicBaseUrl).origin) throw forbidden('Sign-in from another origin')
+        const { token, session } = await signIn(app, body)
+        set.status = 201
+        set.headers['set-cookie'] = sessionCookie(token, app.config.publicBaseUrl)
+        set.headers['cache-control'] = 'no-store'
+        return session
+      },
+      {
+        body: SessionModel.create,
+        response: { 201: SessionModel.session, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody },
+        detail: {
+          tags: [TAG],
+          summary: 'Sign in',
+          security: [],
+          [JSON_BODY]: SessionModel.create,
+          description: [
+            'Opens a 12-hour session for an employee with a password and sets the cookie `fos_session` (HttpOnly, SameSite=Strict, Path=/,',
+            'Secure when `PUBLIC_BASE_URL` is https). A wrong e-mail or password is one answer: 401 `UNAUTHORIZED`. Every attempt counts',
+            `against its e-mail until it succeeds: more than ${SIGN_IN_FAILURES} failures for one e-mail within 15 minutes, on any process,`,
+            'answer 429 `RATE_LIMITED` with `Retry-After` (seconds until the oldest failure leaves the window), whatever the password.',
+            'An `Origin` other than this service’s → 403 `FORBIDDEN`.',
+          ].join(' '),
+        },
+      },
+    )
+    .get('/current', ({ caller }) => sessionDto(signedIn(caller)), {
+      policy: { tx: 'none' },
+      response: { 200: SessionModel.session },
+      detail: {
+        tags: [TAG],
+        summary: 'The signed-in employee',
+        description: 'With the session cookie: the employee and when the session ends. Without one (or with only an API key) → 401 `UNAUTHORIZED`.',
+      },
+    })
+    .delete(
+      '/current',
+      async ({ caller, tx, set }) => {
+        await endSession(tx, signedIn(caller).session.id, app.clock())
+        set.headers['set-cookie'] = clearedCookie(app.config.publicBaseUrl)
+      },
+      {
+        policy: { tx: 'write', status: 204 },
+        // 403: a sign-out sent with the cookie from another origin.
+        response: { 204: t.Void({ description: 'Signed out' }), 403: ErrorBody },
+        detail: {
+          tags: [TAG],
+          summary: 'Sign out',
+          description: 'Ends the session on every server process (the next request with the cookie is 401) and clears the cookie. Needs the `Origin` of this service.',
+        },
+      },
+    )

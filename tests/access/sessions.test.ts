@@ -1,0 +1,301 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { buildTestApp, postgresTest, testApp, type Company, type TestApp } from '../helpers'
+import { authenticateKey } from '../../server/access/caller'
+import { authenticateSession } from '../../server/access/sessions'
+
+let t: TestApp
+const ORIGIN = 'http://fos.test'
+const PASSWORD = 'correct horse battery'
+
+beforeAll(async () => {
+  t = await testApp()
+})
+
+afterAll(() => t.travel(0))
+
+let seq = 0
+/** A company with the ventanilla on and an employee who has a password (and an API key, for comparison). */
+async function staffMember(permissions = ['ventanilla.call'], clientIds?: number[]) {
+  const c = await t.newCompany({ ventanilla: true })
+  const e = await c.employee(permissions, clientIds)
+  const set = await t.request('PATCH', `/api/employees/${e.id}`, { key: c.key, body: { password: PASSWORD } })
+  expect(set.status).toBe(200)
+  expect(JSON.stringify(set.body)).not.toContain(PASSWORD)
+  return { c, e }
+}
+
+const signIn = (companyId: number, email: string, password = PASSWORD, app = t) =>
+  app.request('POST', '/api/sessions', { body: { company_id: companyId, email, password } })
+
+const cookieOf = (headers: Headers) => /fos_session=([^;]*)/.exec(headers.get('set-cookie') ?? '')?.[1] ?? ''
+const withCookie = (cookie: string, extra: Record<string, string> = {}) => ({ cookie: `theme=dark; fos_session=${cookie}`, ...extra })
+
+async function session(companyId: number, email: string) {
+  const r = await signIn(companyId, email)
+  expect(r.status).toBe(201)
+  return cookieOf(r.headers)
+}
+
+describe('passwords', () => {
+  test('12–200 characters on create and update, kept only as an argon2id hash', async () => {
+    const c = await t.newCompany()
+    for (const password of ['short', 'x'.repeat(11), 'x'.repeat(201), 123456789012]) {
+      const r = await t.request('POST', '/api/employees', { key: c.key, body: { email: `p${++seq}@fos.test`, name: 'P', permissions: [], password } })
+      expect(r.status).toBe(400)
+      expect(r.body.code).toBe('VALIDATION_ERROR')
+    }
+    const made = await t.request('POST', '/api/employees', { key: c.key, body: { email: `p${++seq}@fos.test`, name: 'P', permissions: [], password: 'x'.repeat(12) } })
+    expect(made.status).toBe(201)
+    expect(Object.keys(made.body).sort()).toEqual(['client_ids', 'email', 'id', 'name', 'permissions'])
+    expect((await t.request('PATCH', `/api/employees/${made.body.id}`, { key: c.key, body: { password: 'y'.repeat(11) } })).status).toBe(400)
+    const [row] = await t.ctx.database.rows<{ password_hash: string }>(sql`select password_hash from employees where id = ${made.body.id}`)
+    expect(row.password_hash).toStartWith('$argon2id$')
+    expect(row.password_hash).not.toContain('x'.repeat(12))
+    // The audit trail never carries it either.
+    const audit = await t.ctx.database.rows<{ after: unknown }>(sql`select after from audit_logs where entity = 'employees' and entity_id = ${made.body.id}`)
+    expect(JSON.stringify(audit)).not.toContain('argon2')
+  })
+})
+
+describe('sign-in', () => {
+  test('201 with the employee and expiry, and an HttpOnly SameSite=Strict cookie for 12 h', async () => {
+    const { c, e } = await staffMember()
+    const before = Date.now()
+    const r = await signIn(c.id, e.email.toUpperCase())
+    expect(r.status).toBe(201)
+    expect(r.body).toEqual({
+      employee: { id: e.id, email: e.email, name: expect.any(String), permissions: ['ventanilla.call'], client_ids: [] },
+      expires_at: expect.stringMatching(/Z$/),
+    })
+    const ttl = Date.parse(r.body.expires_at) - before
+    expect(ttl).toBeGreaterThan(12 * 3600_000 - 5000)
+    expect(ttl).toBeLessThan(12 * 3600_000 + 5000)
+    const cookie = r.headers.get('set-cookie')!
+    expect(cookie).toMatch(/^fos_session=[A-Za-z0-9_-]{43}; /)
+    for (const part of ['HttpOnly', 'SameSite=Strict', 'Path=/', 'Max-Age=43200']) expect(cookie).toContain(part)
+    // PUBLIC_BASE_URL is http here.
+    expect(cookie).not.toContain('Secure')
+    const [stored] = await t.ctx.database.rows<{ token_hash: string }>(sql`select token_hash from employee_sessions where employee_id = ${e.id}`)
+    expect(stored.token_hash).toMatch(/^[0-9a-f]{64}$/)
+    expect(stored.token_hash).not.toBe(cookieOf(r.headers))
+
+    const current = await t.request('GET', '/api/sessions/current', { headers: withCookie(cookieOf(r.headers)) })
+    expect(current.status).toBe(200)
+    expect(current.body).toEqual(r.body)
+  })
+
+  test('Secure cookie when PUBLIC_BASE_URL is https', async () => {
+    const secure = await buildTestApp({ publicBaseUrl: 'https://cambio.example' })
+    const { c, e } = await staffMember()
+    const r = await signIn(c.id, e.email, PASSWORD, secure)
+    expect(r.status).toBe(201)
+    expect(r.headers.get('set-cookie')).toContain('; Secure')
+  })
+
+  test('wrong password, unknown e-mail, other company, no password: one 401 answer, no session', async () => {
+    const { c, e } = await staffMember()
+    const other = await t.newCompany()
+    const noPassword = await c.employee(['ventanilla.call'])
+    const answers = [
+      await signIn(c.id, e.email, 'wrong password!'),
+      await signIn(c.id, `nobody${++seq}@fos.test`),
+      await signIn(other.id, e.email),
+      await signIn(c.id, noPassword.email, ''),
+      await signIn(c.id, noPassword.email, 'anything at all'),
+    ]
+    expect(answers[3].status).toBe(400)
+    for (const r of [answers[0], answers[1], answers[2], answers[4]]) {
+      expect(r.status).toBe(401)
+      expect(r.body).toEqual({ error: 'Wrong e-mail or password', code: 'UNAUTHORIZED' })
+      expect(r.headers.get('set-cookie')).toBeNull()
+    }
+    const [{ n }] = await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from employee_sessions where employee_id = ${e.id}`)
+    expect(Number(n)).toBe(0)
+    expect((await t.request('POST', '/api/sessions', { body: { company_id: c.id, email: e.email } })).status).toBe(400)
+  })
+
+  test('more than 10 failures for one e-mail in 15 min → 429 with Retry-After, even with the right password', async () => {
+    const { c, e } = await staffMember()
+    const bystander = await staffMember()
+    for (let i = 0; i < 10; i++) expect((await signIn(c.id, e.email, `wrong password ${i}`)).status).toBe(401)
+    const limited = await signIn(c.id, e.email)
+    expect(limited.status).toBe(429)
+    expect(limited.body.code).toBe('RATE_LIMITED')
+    const wait = Number(limited.headers.get('retry-after'))
+    expect(wait).toBeGreaterThan(0)
+    expect(wait).toBeLessThanOrEqual(15 * 60)
+    expect(limited.headers.get('set-cookie')).toBeNull()
+    // Another e-mail is not affected.
+    expect((await signIn(bystander.c.id, bystander.e.email)).status).toBe(201)
+    // Once the window has passed, the right password works again.
+    t.travel(15 * 60_000 + 5_000)
+    try {
+      expect((await signIn(c.id, e.email)).status).toBe(201)
+    } finally {
+      t.travel(0)
+    }
+  })
+
+  test('a success does not count as a failure', async () => {
+    const { c, e } = await staffMember()
+    for (let i = 0; i < 11; i++) expect((await signIn(c.id, e.email)).status).toBe(201)
+  })
+
+  test('a sign-in posted from another origin → 403', async () => {
+    const { c, e } = await staffMember()
+    const r = await t.request('POST', '/api/sessions', {
+      body: { company_id: c.id, email: e.email, password: PASSWORD },
+      headers: { origin: 'https://evil.example' },
+    })
+    expect(r.status).toBe(403)
+    expect(r.body.code).toBe('FORBIDDEN')
+  })
+})
+
+describe('the cookie as a credential', () => {
+  test('acts exactly as the employee: same caller as the key, permissions, module gate', async () => {
+    const { c, e } = await staffMember(['ventanilla.call', 'clients.view'], [])
+    const cookie = await session(c.id, e.email)
+    const bySession = await authenticateSession(t.ctx.db, cookie, new Date())
+    const byKey = await authenticateKey(t.ctx.db, e.key)
+    expect({ ...bySession, session: undefined, keyId: undefined }).toEqual({ ...byKey, session: undefined, keyId: undefined })
+
+    expect((await t.request('GET', '/api/ventanilla/queue', { headers: withCookie(cookie) })).status).toBe(200)
+    const denied = await t.request('GET', '/api/ventanilla/settings', { headers: withCookie(cookie) })
+    expect(denied.status).toBe(403)
+    expect(denied.body.code).toBe('FORBIDDEN')
+    // Company-key-only routes stay closed to a signed-in employee.
+    expect((await t.request('GET', '/api/employees', { headers: withCookie(cookie) })).status).toBe(403)
+  })
+
+  test('client scope follows the employee', async () => {
+    const { c, e } = await staffMember(['ventanilla.call'], [])
+    const scoped = await c.employee(['ventanilla.call'])
+    const client = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Cliente Uno', type: 1, accounts: [] } })
+    expect(client.status).toBe(201)
+    await t.request('PATCH', `/api/employees/${scoped.id}`, { key: c.key, body: { password: PASSWORD, client_ids: [client.body.id] } })
+    const scopedCookie = await session(c.id, scoped.email)
+    const caller = await authenticateSession(t.ctx.db, scopedCookie, new Date())
+    expect(caller.employee!.clientIds).toEqual([client.body.id])
+    const cookie = await session(c.id, e.email)
+    expect((await authenticateSession(t.ctx.db, cookie, new Date())).employee!.clientIds).toEqual([])
+  })
+
+  test('writes need the service Origin; the audit trail names the employee', async () => {
+    const { c, e } = await staffMember()
+    const service = (await t.request('POST', '/api/ventanilla/services', { key: c.key, body: { name: 'Cambio', prefix: 'A' } })).body.id
+    const cookie = await session(c.id, e.email)
+    const count = async () =>
+      Number((await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from ventanilla_tickets where company_id = ${c.id}`))[0].n)
+
+    for (const headers of [withCookie(cookie), withCookie(cookie, { origin: 'https://evil.example' }), withCookie(cookie, { origin: 'null' })]) {
+      const r = await t.request('POST', '/api/ventanilla/tickets', { headers, body: { service_id: service } })
+      expect(r.status).toBe(403)
+      expect(r.body.code).toBe('FORBIDDEN')
+    }
+    expect(await count()).toBe(0)
+    // Reads need no Origin.
+    expect((await t.request('GET', '/api/ventanilla/queue', { headers: withCookie(cookie) })).status).toBe(200)
+
+    const made = await t.request('POST', '/api/ventanilla/tickets', { headers: withCookie(cookie, { origin: ORIGIN }), body: { service_id: service } })
+    expect(made.status).toBe(201)
+    const [audit] = await t.ctx.database.rows<{ actor_email: string | null }>(
+      sql`select actor_email from audit_logs where entity = 'ventanilla_tickets' and entity_id = ${made.body.id} and action = 'create'`,
+    )
+    expect(audit.actor_email).toBe(e.email)
+
+    // x-api-key wins when both are sent: a company key needs no Origin, and acts as the company.
+    const byKey = await t.request('POST', '/api/ventanilla/tickets', { key: c.key, headers: withCookie(cookie), body: { service_id: service } })
+    expect(byKey.status).toBe(201)
+    const [keyAudit] = await t.ctx.database.rows<{ actor_email: string | null }>(
+      sql`select actor_email from audit_logs where entity = 'ventanilla_tickets' and entity_id = ${byKey.body.id} and action = 'create'`,
+    )
+    expect(keyAudit.actor_email).toBeNull()
+    // A bad key is not rescued by a good cookie.
+    expect((await t.request('GET', '/api/ventanilla/queue', { key: 'fos_nope', headers: withCookie(cookie) })).status).toBe(401)
+  })
+
+  test('unknown, malformed, expired cookies → 401', async () => {
+    const { c, e } = await staffMember()
+    const cookie = await session(c.id, e.email)
+    for (const bad of ['', 'x', 'A'.repeat(43), cookie.slice(0, -1)]) {
+      const r = await t.request('GET', '/api/ventanilla/queue', { headers: withCookie(bad) })
+      expect(r.status).toBe(401)
+      expect(r.body.code).toBe('UNAUTHORIZED')
+    }
+    t.travel(12 * 3600_000 + 1000)
+    try {
+      const expired = await t.request('GET', '/api/sessions/current', { headers: withCookie(cookie) })
+      expect(expired.status).toBe(401)
+      expect((await t.request('GET', '/api/ventanilla/queue', { headers: withCookie(cookie) })).status).toBe(401)
+    } finally {
+      t.travel(0)
+    }
+    expect((await t.request('GET', '/api/ventanilla/queue', { headers: withCookie(cookie) })).status).toBe(200)
+    // The session routes want a session, not a key.
+    expect((await t.request('GET', '/api/sessions/current', { key: c.key })).status).toBe(401)
+  })
+})
+
+describe('ending sessions', () => {
+  test('sign-out: 204, cookie cleared, the session is dead', async () => {
+    const { c, e } = await staffMember()
+    const cookie = await session(c.id, e.email)
+    const other = await session(c.id, e.email)
+    expect((await t.request('DELETE', '/api/sessions/current', { headers: withCookie(cookie) })).status).toBe(403)
+    const out = await t.request('DELETE', '/api/sessions/current', { headers: withCookie(cookie, { origin: ORIGIN }) })
+    expect(out.status).toBe(204)
+    expect(out.headers.get('set-cookie')).toMatch(/^fos_session=; .*Max-Age=0/)
+    expect((await t.request('GET', '/api/sessions/current', { headers: withCookie(cookie) })).status).toBe(401)
+    expect((await t.request('GET', '/api/ventanilla/queue', { headers: withCookie(cookie) })).status).toBe(401)
+    // Only that session: the employee's other one goes on.
+    expect((await t.request('GET', '/api/sessions/current', { headers: withCookie(other) })).status).toBe(200)
+  })
+
+  test('a password change or deleting the employee ends every session of theirs', async () => {
+    const { c, e } = await staffMember()
+    const bystander = await c.employee(['ventanilla.call'])
+    await t.request('PATCH', `/api/employees/${bystander.id}`, { key: c.key, body: { password: PASSWORD } })
+    const theirs = await session(c.id, bystander.email)
+    const one = await session(c.id, e.email)
+    const two = await session(c.id, e.email)
+    // Other changes leave sessions alone.
+    await t.request('PATCH', `/api/employees/${e.id}`, { key: c.key, body: { name: 'Renombrado' } })
+    expect((await t.request('GET', '/api/sessions/current', { headers: withCookie(one) })).body.employee.name).toBe('Renombrado')
+    await t.request('PATCH', `/api/employees/${e.id}`, { key: c.key, body: { password: 'a brand new password' } })
+    for (const cookie of [one, two]) expect((await t.request('GET', '/api/sessions/current', { headers: withCookie(cookie) })).status).toBe(401)
+    expect((await signIn(c.id, e.email)).status).toBe(401)
+    const three = (await signIn(c.id, e.email, 'a brand new password')).headers
+    expect((await t.request('GET', '/api/sessions/current', { headers: withCookie(cookieOf(three)) })).status).toBe(200)
+    expect((await t.request('DELETE', `/api/employees/${e.id}`, { key: c.key })).status).toBe(200)
+    expect((await t.request('GET', '/api/sessions/current', { headers: withCookie(cookieOf(three)) })).status).toBe(401)
+    expect((await signIn(c.id, e.email, 'a brand new password')).status).toBe(401)
+    expect((await t.request('GET', '/api/sessions/current', { headers: withCookie(theirs) })).status).toBe(200)
+  })
+
+  postgresTest('sign-out, revocation and the failure limit hold across processes', async () => {
+    const other = await buildTestApp()
+    const { c, e } = await staffMember()
+    const cookie = await session(c.id, e.email)
+    expect((await other.request('GET', '/api/sessions/current', { headers: withCookie(cookie) })).status).toBe(200)
+    expect((await t.request('DELETE', '/api/sessions/current', { headers: withCookie(cookie, { origin: ORIGIN }) })).status).toBe(204)
+    expect((await other.request('GET', '/api/sessions/current', { headers: withCookie(cookie) })).status).toBe(401)
+
+    const victim = await staffMember()
+    // Failures spread over two processes, concurrently, count together.
+    const tries = await Promise.all(Array.from({ length: 10 }, (_, i) => signIn(victim.c.id, victim.e.email, `wrong password ${i}`, i % 2 ? other : t)))
+    expect(tries.every((r) => r.status === 401)).toBe(true)
+    expect((await signIn(victim.c.id, victim.e.email, PASSWORD, other)).status).toBe(429)
+    expect((await signIn(victim.c.id, victim.e.email, PASSWORD, t)).status).toBe(429)
+  })
+})
+
+describe('the key path', () => {
+  test('a request with x-api-key never looks at the cookie', async () => {
+    const c: Company = await t.newCompany({ ventanilla: true })
+    // A cookie of the right shape that matches no session: with the key it is not even looked up.
+    const r = await t.request('GET', '/api/ventanilla/queue', { key: c.key, headers: withCookie('B'.repeat(43)) })
+    expect(r.status).toBe(200)
+  })
+})

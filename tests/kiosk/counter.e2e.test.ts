@@ -1,0 +1,260 @@
+/**
+ * End to end: a real server process, the built apps, and Debian's chromium driven by playwright-core. A staff member
+ * signs in at the counter console, a customer takes a number at the dispenser, the waiting-room kiosk shows the call.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { SignJWT } from 'jose'
+import type { Page } from 'playwright-core'
+import { startServer, type RunningServer } from '../server'
+import { ensureKioskBuilt, launchChromium, type Chromium } from './browser'
+
+const SECRET = 'counter-e2e-superadmin-secret-0123456789'
+const OPERATOR = 'root@counter-e2e.test'
+const SLOW = 45_000
+/** The contract's bound from a change to every screen that shows it. */
+const LIVE = 2_000
+const PASSWORD = 'mostrador seguro 2026'
+
+let server: RunningServer
+let dataDir: string
+let chromium: Chromium
+let key: string
+let companyId: number
+let email: string
+let dispenserUrl: string
+let kioskUrl: string
+
+async function ok(method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) {
+  const res = await fetch(`${server.base}${path}`, {
+    method,
+    headers: { ...auth, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await res.text()
+  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text}`)
+  return text ? JSON.parse(text) : null
+}
+
+beforeAll(async () => {
+  ensureKioskBuilt()
+  dataDir = mkdtempSync(join(tmpdir(), 'counter-e2e-'))
+  server = await startServer({
+    dataDir,
+    databaseUrl: process.env.TEST_DATABASE_URL,
+    env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR },
+    timeoutMs: SLOW,
+  })
+  const bearer = {
+    authorization: `Bearer ${await new SignJWT({ email: OPERATOR })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuedAt()
+      .setExpirationTime('30m')
+      .sign(new TextEncoder().encode(SECRET))}`,
+  }
+  const company = await ok('POST', '/api/superadmin/companies', { name: `Cambios Mostrador ${process.pid}` }, bearer)
+  companyId = company.id
+  await ok('PATCH', `/api/superadmin/companies/${companyId}`, { modules: { ventanilla: true } }, bearer)
+  key = (await ok('POST', `/api/superadmin/companies/${companyId}/api-keys`, { name: 'e2e' }, bearer)).key
+  await ok('POST', '/api/ventanilla/services', { name: 'Cambio de divisas', prefix: 'A' })
+  await ok('POST', '/api/ventanilla/services', { name: 'Pagos y cobranzas', prefix: 'B' })
+  email = `cajera.${process.pid}@counter-e2e.test`
+  await ok('POST', '/api/employees', { email, name: 'Lucía Fernández', permissions: ['ventanilla.call'], password: PASSWORD })
+  dispenserUrl = (await ok('POST', '/api/ventanilla/dispenser-tokens', { name: 'Tablet entrada' })).dispenser_url
+  kioskUrl = (await ok('POST', '/api/ventanilla/tokens', { name: 'TV sala' })).kiosk_url
+  chromium = await launchChromium({ width: 1366, height: 768 })
+}, 120_000)
+
+afterAll(async () => {
+  await chromium?.close()
+  if (server) {
+    server.proc.kill('SIGTERM')
+    await server.proc.exited
+  }
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+let consolePage: Page
+let dispenser: Page
+let kiosk: Page
+
+/** Takes a number at the dispenser page by touch and answers what the page shows. */
+async function takeNumber(service: string, priority = false) {
+  if (priority) await dispenser.getByTestId('priority-button').click()
+  await dispenser.getByTestId('service-button').filter({ hasText: service }).click()
+  const number = (await dispenser.getByTestId('issued-number').textContent({ timeout: SLOW }))!
+  const ahead = (await dispenser.getByTestId('issued-ahead').textContent())!
+  // Back to the buttons for the next customer.
+  await dispenser.getByTestId('issued').click()
+  await dispenser.getByTestId('service-button').first().waitFor()
+  return { number, ahead }
+}
+
+/** The console takes one action at a time; the next key waits until the last one is answered. */
+const idle = () =>
+  consolePage.waitForFunction(() => !(document.querySelector('[data-testid=call-next]') as HTMLButtonElement | null)?.disabled, undefined, { timeout: SLOW })
+const queueOf = (prefix: string) => consolePage.getByTestId(`queue-${prefix}`)
+const current = () => consolePage.getByTestId('current-ticket')
+
+describe('counter console, dispenser and kiosk together', () => {
+  test('a staff member signs in with the keyboard alone, picks a desk and services', async () => {
+    consolePage = await chromium.context.newPage()
+    await consolePage.goto(`${server.base}/staff`)
+    await consolePage.getByTestId('signin').waitFor({ timeout: SLOW })
+    // Keyboard only: the e-mail field has the focus; the company number is one Shift+Tab back.
+    await consolePage.keyboard.press('Shift+Tab')
+    await consolePage.keyboard.type(String(companyId))
+    await consolePage.keyboard.press('Tab')
+    await consolePage.keyboard.type(email)
+    await consolePage.keyboard.press('Tab')
+    await consolePage.keyboard.type('not the password')
+    await consolePage.keyboard.press('Enter')
+    expect(await consolePage.getByTestId('signin-error').textContent({ timeout: SLOW })).toBe('Correo o contraseña incorrectos.')
+    await consolePage.locator('input[name=password]').focus()
+    await consolePage.keyboard.type(PASSWORD)
+    await consolePage.keyboard.press('Enter')
+    await consolePage.getByTestId('setup').waitFor({ timeout: SLOW })
+    await consolePage.keyboard.type('Caja 3')
+    await consolePage.keyboard.press('Tab')
+    await consolePage.keyboard.press('Space')
+    await consolePage.keyboard.press('Tab')
+    await consolePage.keyboard.press('Space')
+    // Past «Salir» to «Comenzar».
+    await consolePage.keyboard.press('Tab')
+    await consolePage.keyboard.press('Tab')
+    await consolePage.keyboard.press('Enter')
+    await queueOf('A').waitFor({ timeout: SLOW })
+    await queueOf('B').waitFor()
+    expect(await consolePage.evaluate(() => localStorage.getItem('fos.staff.desk'))).toBe('"Caja 3"')
+    // Fits a 1366×768 counter PC.
+    const size = await consolePage.evaluate(() => ({ w: document.documentElement.scrollWidth, h: document.documentElement.scrollHeight }))
+    expect(size).toEqual({ w: 1366, h: 768 })
+  }, 60_000)
+
+  test('a number taken at the dispenser appears in the console within 2 s; Space calls it and the kiosk shows it within 2 s', async () => {
+    dispenser = await chromium.context.newPage()
+    await dispenser.setViewportSize({ width: 1024, height: 768 })
+    await dispenser.goto(dispenserUrl)
+    await dispenser.getByTestId('service-button').first().waitFor({ timeout: SLOW })
+    kiosk = await chromium.context.newPage()
+    await kiosk.setViewportSize({ width: 1280, height: 720 })
+    await kiosk.goto(kioskUrl)
+    await kiosk.getByTestId('current-call').waitFor({ timeout: SLOW })
+    await consolePage.evaluate(() => ((window as unknown as { __marker: number }).__marker = 1))
+
+    // Nobody waiting: said in words.
+    await consolePage.bringToFront()
+    await consolePage.keyboard.press('Space')
+    expect(await consolePage.getByTestId('message').textContent({ timeout: SLOW })).toBe('No hay clientes esperando en sus servicios.')
+
+    await dispenser.getByTestId('service-button').filter({ hasText: 'Cambio de divisas' }).click()
+    await dispenser.getByTestId('issued-number').waitFor({ timeout: SLOW })
+    const shownAt = Date.now()
+    expect(await dispenser.getByTestId('issued-number').textContent()).toBe('A-001')
+    expect(await dispenser.getByTestId('issued-ahead').textContent()).toBe('No hay personas antes que usted')
+    await queueOf('A').getByTestId('queue-ticket').filter({ hasText: 'A-001' }).waitFor({ timeout: LIVE })
+    expect(Date.now() - shownAt).toBeLessThan(LIVE)
+    expect(await queueOf('A').getByTestId('queue-count').textContent()).toBe('1 en espera')
+    // The dispenser goes back to its buttons by itself after a few seconds.
+    await dispenser.getByTestId('service-button').first().waitFor({ timeout: 12_000 })
+
+    await consolePage.keyboard.press('Space')
+    await current().filter({ hasText: 'A-001' }).waitFor({ timeout: LIVE })
+    await kiosk.getByTestId('current-ticket').filter({ hasText: 'A-001' }).waitFor({ timeout: LIVE })
+    expect(await kiosk.getByTestId('current-desk').textContent()).toContain('Caja 3')
+    // The clock runs while the customer is served.
+    const before = await consolePage.getByTestId('timer').textContent()
+    await consolePage.bringToFront()
+    await consolePage.waitForFunction((b) => document.querySelector('[data-testid=timer]')?.textContent !== b, before, { timeout: 5000 })
+    expect((await ok('GET', '/api/ventanilla/queue')).data[0].waiting).toEqual([])
+    // R calls again (the kiosk announces it again); then F finishes.
+    await consolePage.keyboard.press('r')
+    await idle()
+    await consolePage.keyboard.press('f')
+    expect(await consolePage.getByTestId('message').textContent({ timeout: SLOW })).toBe('A-001 finalizado.')
+    expect(await consolePage.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(1)
+  }, 60_000)
+
+  test('transfer (T) and no-show (N)', async () => {
+    const taken = await takeNumber('Cambio de divisas')
+    expect(taken).toEqual({ number: 'A-002', ahead: 'No hay personas antes que usted' })
+    await queueOf('A').getByTestId('queue-ticket').filter({ hasText: 'A-002' }).waitFor({ timeout: LIVE })
+    await consolePage.bringToFront()
+    await consolePage.keyboard.press('Space')
+    await current().filter({ hasText: 'A-002' }).waitFor({ timeout: LIVE })
+    await consolePage.keyboard.press('t')
+    await consolePage.getByTestId('transfer').waitFor()
+    await consolePage.keyboard.press('1')
+    expect(await consolePage.getByTestId('message').textContent({ timeout: SLOW })).toBe('A-002 derivado a Pagos y cobranzas.')
+    await queueOf('B').getByTestId('queue-ticket').filter({ hasText: 'A-002' }).waitFor({ timeout: LIVE })
+    expect(await queueOf('A').getByTestId('queue-count').textContent()).toBe('0 en espera')
+
+    await consolePage.keyboard.press('Space')
+    await current().filter({ hasText: 'A-002' }).waitFor({ timeout: LIVE })
+    await consolePage.keyboard.press('n')
+    expect(await consolePage.getByTestId('message').textContent({ timeout: SLOW })).toBe('A-002 marcado como ausente.')
+    await consolePage.waitForFunction(() => !document.querySelector('[data-testid=current-ticket]'), undefined, { timeout: LIVE })
+    await queueOf('B').getByTestId('queue-count').filter({ hasText: '0 en espera' }).waitFor({ timeout: LIVE })
+  }, 60_000)
+
+  test('a priority ticket is called first', async () => {
+    expect((await takeNumber('Cambio de divisas')).number).toBe('A-003')
+    const priority = await takeNumber('Cambio de divisas', true)
+    expect(priority).toEqual({ number: 'A-004', ahead: 'No hay personas antes que usted' })
+    const first = queueOf('A').getByTestId('queue-ticket').first()
+    await first.filter({ hasText: 'A-004' }).waitFor({ timeout: LIVE })
+    expect(await first.textContent()).toContain('Prioridad')
+    await consolePage.bringToFront()
+    await consolePage.keyboard.press('Space')
+    await current().filter({ hasText: 'A-004' }).waitFor({ timeout: LIVE })
+    await kiosk.getByTestId('current-ticket').filter({ hasText: 'A-004' }).waitFor({ timeout: LIVE })
+    await consolePage.keyboard.press('f')
+    await idle()
+    await consolePage.keyboard.press('Space')
+    await current().filter({ hasText: 'A-003' }).waitFor({ timeout: LIVE })
+  }, 60_000)
+
+  test('the dispenser prints an 80 mm ticket', async () => {
+    await dispenser.getByTestId('service-button').filter({ hasText: 'Pagos' }).click()
+    await dispenser.getByTestId('issued-number').waitFor({ timeout: SLOW })
+    await dispenser.emulateMedia({ media: 'print' })
+    const ticket = await dispenser.getByTestId('issued').boundingBox()
+    const mm = 96 / 25.4
+    expect(ticket!.width).toBeLessThanOrEqual(80 * mm)
+    expect(await dispenser.getByTestId('issued-number').isVisible()).toBe(true)
+    const pdf = await dispenser.pdf({ width: '80mm', height: '120mm' })
+    expect(pdf.byteLength).toBeGreaterThan(1000)
+    await dispenser.emulateMedia({ media: 'screen' })
+  }, 60_000)
+
+  test('sign-out ends the session: the console’s next action shows the sign-in', async () => {
+    // Signed out from another tab of the same browser.
+    const other = await chromium.context.newPage()
+    await other.goto(`${server.base}/staff`)
+    await other.getByTestId('sign-out').click({ timeout: SLOW })
+    await other.getByTestId('signin').waitFor({ timeout: SLOW })
+    await consolePage.bringToFront()
+    await consolePage.keyboard.press('f')
+    await consolePage.getByTestId('signin').waitFor({ timeout: LIVE })
+    expect(await consolePage.textContent('body')).toContain('La sesión terminó. Ingrese de nuevo.')
+    // The session is dead for the server too.
+    const res = await consolePage.evaluate(() => fetch('/api/sessions/current').then((r) => r.status))
+    expect(res).toBe(401)
+  }, 60_000)
+
+  test('a revoked dispenser token: the page answers 404 and shows the disabled screen', async () => {
+    const token = decodeURIComponent(new URL(dispenserUrl).pathname.split('/').pop()!)
+    const listed = await ok('GET', '/api/ventanilla/dispenser-tokens')
+    await ok('DELETE', `/api/ventanilla/dispenser-tokens/${listed.data[0].id}`)
+    const page = await chromium.context.newPage()
+    const res = await page.goto(`${server.base}/dispenser/${token}`)
+    expect(res!.status()).toBe(404)
+    await page.getByRole('heading', { name: 'Dispensador deshabilitado' }).waitFor({ timeout: SLOW })
+    // The open dispenser finds out at its next touch.
+    await dispenser.getByTestId('issued').click().catch(() => {})
+    await dispenser.getByTestId('service-button').first().click()
+    await dispenser.getByRole('heading', { name: 'Dispensador deshabilitado' }).waitFor({ timeout: SLOW })
+  }, 60_000)
+})
