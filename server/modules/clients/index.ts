@@ -30,13 +30,16 @@ export const clientsModule = (app: AppContext) =>
     .use(routePolicy(app))
     .get(
       '/clients',
-      async ({ caller, tx, query }) =>
+      async ({ caller, query }) =>
         // Postgres wrote the JSON already (see listClients); it goes out as is.
-        new Response(await listClients(app.database, tx, caller, query), {
+        new Response(await listClients(app.database, app.db, caller, query), {
           headers: { 'content-type': 'application/json; charset=utf-8' },
         }),
       {
-        policy: { permission: 'clients.view' },
+        // The one read exempt from the tenant transaction: one statement already confined to the company, on the
+        // hottest path, where the transaction's extra round trips cost a measured share of throughput (README,
+        // "The route policy").
+        policy: { permission: 'clients.view', tx: 'none' },
         query: ClientModel.listQuery,
         response: { 200: ClientModel.list, ...errors(400) },
         detail: detail(
