@@ -128,7 +128,7 @@ const RETENTION_MS = 24 * 60 * 60 * 1000
 /** What makes two requests "the same": method, concrete path and the JSON body (or a digest of an upload). */
 export const requestFingerprint = (method: string, path: string, body: unknown) => sha256(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
 
-export function checkIdempotencyKey(key: string) {
+function checkIdempotencyKey(key: string) {
   if (key.length < 1 || key.length > 255) throw invalid('Idempotency-Key must be 1 to 255 characters', [{ field: 'Idempotency-Key', message: '1 to 255 characters' }])
 }
 

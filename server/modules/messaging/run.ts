@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm'
+import { and, asc, eq, isNull } from 'drizzle-orm'
 import { accounts, clients, employees, messagingDrafts } from '../../../db/schema'
 import type { Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
@@ -6,6 +6,7 @@ import { conflict, unprocessable, type ErrorCode } from '../../lib/errors'
 import { dec, isFiniteDecimal, toMoney, type Dec } from '../../lib/money'
 import { createOperation } from '../operations/service'
 import { findAccount, findCostCenter } from '../../lib/references'
+import { setAuditChannel } from '../../lib/write'
 import type { FixedConfigInput, RequestedByDto, RunInput, RunResult } from './model'
 import { companyCurrencies, getToolRow, toolKind, toolParameters, type StoredParameter, type ToolKind, type ToolRow } from './service'
 
@@ -427,7 +428,7 @@ export async function runTool(tx: Tx, caller: Caller, toolId: number, input: Run
 
   const channel = input.channel ?? 'messaging'
   const channelDetail = { requested_by: requester }
-  await tx.execute(sql`select set_config('app.channel', ${channel}, true), set_config('app.channel_detail', ${JSON.stringify(channelDetail)}, true)`)
+  await setAuditChannel(tx, channel, channelDetail)
 
   const description = m.has('description') ? String(m.values.description) : tool.name
   const operation = await createOperation(tx, caller, {
