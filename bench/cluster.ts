@@ -2,15 +2,16 @@
  * What running past one process costs: approvals/s and reads/s through scripts/cluster.sh (three processes behind
  * HAProxy, PgBouncer in transaction pooling) against one process reaching Postgres directly, both at the same
  * concurrency and the same number of Postgres server connections. On a small machine the point is the overhead,
- * not a speed-up. Two more single processes on the same database price the parts apart: one in
- * DATABASE_POOL_MODE=transaction without a pooler (unnamed statements instead of prepared ones), one with the
- * shared rate limit on (a budget no run reaches, so only its cost shows).
+ * not a speed-up. The parts are priced apart: the same three processes called directly (PgBouncer without
+ * HAProxy), and two more single processes on the same database, one in DATABASE_POOL_MODE=transaction without a
+ * pooler (no prepared statements: parameters written in as literals), one with the shared rate limit on (a budget
+ * no run reaches, so only its cost shows).
  *
  * A throwaway database with a small read data set made here in seconds (not bench/generate.ts's large one):
  * 2,000 clients with two accounts each and 20,000 two-leg operations. Rounds alternate the order of the targets
- * (A B C D D C B A) so drifting machine load hits each alike. Every process it starts stops at the end.
+ * (A B C D E, then E D C B A, and again) so drifting machine load hits each alike. Every process it starts stops at the end.
  *
- *   bun bench/cluster.ts   (env: BENCH_ADMIN_URL, BENCH_SECONDS=8, BENCH_CONCURRENCY=32)
+ *   bun bench/cluster.ts   (env: BENCH_ADMIN_URL, BENCH_SECONDS=4, BENCH_ROUNDS=4, BENCH_CONCURRENCY=32)
  */
 import postgres from 'postgres'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
@@ -18,21 +19,28 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { openDatabase } from '../db/client'
-import { distinctPorts, envNumber, figure, type Figure, load, printFigures, rate, ROOT, SIGNING_SECRET, timed } from './lib/common'
+import { alternating, distinctPorts, envNumber, figure, type Figure, load, printFigures, rate, ROOT, SIGNING_SECRET, timed } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { startMainServer } from './lib/server'
 import { newCompany } from './lib/tenants'
 import { twoLegOps } from './lib/approvals'
 
-const SECONDS = envNumber('BENCH_SECONDS', 8)
+const SECONDS = envNumber('BENCH_SECONDS', 4)
+/** Short rounds, many of them: on a shared machine the load drifts within seconds, and alternation spreads it evenly. */
+const ROUNDS = envNumber('BENCH_ROUNDS', 4)
 const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
-/** Postgres server connections on either side: the single process's pool, PgBouncer's pool for the three. */
-const SERVER_CONNECTIONS = 20
+/**
+ * Postgres server connections on either side: the single process's pool, PgBouncer's pool for the three. Four
+ * times the cores of a 2-core machine, and small enough that the five layouts alive at once (about 50 connections)
+ * fit beside other work under a stock max_connections of 100.
+ */
+const SERVER_CONNECTIONS = 8
 const ACCOUNTS = 256
 
 interface Target {
   name: string
-  base: string
+  /** Where the load goes: one address, or the processes' own addresses shared out among the clients. */
+  bases: string[]
   stop: () => Promise<void>
 }
 
@@ -41,10 +49,11 @@ const children: Subprocess[] = []
 async function single(name: string, dbUrl: string, env: Record<string, string>): Promise<Target> {
   const server = await startMainServer({ databaseUrl: dbUrl, name: 'cluster', env: { DB_POOL_MAX: String(SERVER_CONNECTIONS), SIGNING_SECRET, ...env } })
   children.push(server.proc)
-  return { name, base: server.base, stop: server.stop }
+  return { name, bases: [server.base], stop: server.stop }
 }
 
-async function cluster(dbUrl: string): Promise<Target> {
+/** The cluster through HAProxy, and the same three processes called directly (PgBouncer's cost without HAProxy's). */
+async function cluster(dbUrl: string): Promise<[Target, Target]> {
   const dir = mkdtempSync(join(tmpdir(), 'fos-bench-cluster-'))
   const [front, pgbouncer, ...servers] = distinctPorts(5)
   const proc = Bun.spawn(['bash', 'scripts/cluster.sh'], {
@@ -77,15 +86,15 @@ async function cluster(dbUrl: string): Promise<Target> {
     const ready = /cluster ready (\S+)/.exec(out)
     if (ready) {
       reader.releaseLock()
-      return {
-        name: 'cluster',
-        base: ready[1],
-        stop: async () => {
-          proc.kill('SIGTERM')
-          await proc.exited
-          rmSync(dir, { recursive: true, force: true })
-        },
+      const stop = async () => {
+        proc.kill('SIGTERM')
+        await proc.exited
+        rmSync(dir, { recursive: true, force: true })
       }
+      return [
+        { name: 'cluster', bases: [ready[1]], stop },
+        { name: '3 processes via PgBouncer, no HAProxy', bases: servers.map((p) => `http://127.0.0.1:${p}`), stop: async () => {} },
+      ]
     }
   }
 }
@@ -125,35 +134,40 @@ async function main() {
 
     const one = await single('1 process, direct', dbUrl, {})
     targets.push(one)
-    const three = await cluster(dbUrl)
-    targets.push(three)
+    const [three, pooled] = await cluster(dbUrl)
+    targets.push(three, pooled)
     const unprepared = await single('1 process, direct, pool mode transaction', dbUrl, { DATABASE_POOL_MODE: 'transaction' })
     targets.push(unprepared)
     const limited = await single('1 process, direct, shared rate limit on', dbUrl, { RATE_LIMIT_PER_MINUTE: '1000000' })
     targets.push(limited)
 
-    const approvals = async (t: Target) => {
+    const approvals = async (t: Target, seconds = SECONDS) => {
       const ids = await seedOps(6000, 'pending', ACCOUNTS)
       let next = 0
       let failed = 0
       let firstFailure = ''
-      const run = await timed(CONCURRENCY, SECONDS, async () => {
+      const run = await timed(CONCURRENCY, seconds, async () => {
         if (next >= ids.length) return false
-        const res = await fetch(`${t.base}/api/operations/${ids[next++]}/approve`, { method: 'POST', headers: { 'x-api-key': key } })
+        const n = next++
+        const res = await fetch(`${t.bases[n % t.bases.length]}/api/operations/${ids[n]}/approve`, { method: 'POST', headers: { 'x-api-key': key } })
         const body = await res.text()
         if (res.status !== 200 && failed++ === 0) firstFailure = `${res.status} ${body.slice(0, 300)}`
       })
       if (failed) throw new Error(`${t.name}: ${failed} approvals failed, the first with ${firstFailure}`)
       return rate(run)
     }
-    const reads = async (t: Target) => {
+    const reads = async (t: Target, seconds = SECONDS) => {
       const requests = Array.from({ length: 20 }, (_, i) => [
         { path: `/api/clients?page=${i + 1}&pageSize=50`, headers: { 'x-api-key': key } },
         { path: `/api/operations?page=${i + 1}&pageSize=50`, headers: { 'x-api-key': key } },
       ]).flat()
-      const r = await load({ url: t.base, connections: CONCURRENCY, duration: SECONDS, requests })
-      if (r.non2xx || r.errors) throw new Error(`${t.name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
-      return r.rps
+      // One load generator per address, the clients shared out among them.
+      const runs = await Promise.all(
+        t.bases.map((url, i) => load({ url, connections: Math.floor((CONCURRENCY + i) / t.bases.length), duration: seconds, requests })),
+      )
+      const failed = runs.reduce((n, r) => n + r.non2xx + r.errors, 0)
+      if (failed) throw new Error(`${t.name}: ${failed} non-2xx or errors`)
+      return runs.reduce((sum, r) => sum + r.rps, 0)
     }
 
     const rates = new Map<string, number[]>()
@@ -163,14 +177,15 @@ async function main() {
       rates.set(`${what} ${t.name}`, [...(rates.get(`${what} ${t.name}`) ?? []), perSecond])
     }
     const mean = (k: string) => rates.get(k)!.reduce((a, b) => a + b, 0) / rates.get(k)!.length
-    // Warm-up: every process prepares and plans its statements once.
+    // Warm-up: every process compiles its hot paths and (where it may) prepares its statements.
     for (const t of targets) {
-      await approvals(t)
-      await reads(t)
+      await approvals(t, 3)
+      await reads(t, 3)
     }
     rates.clear()
     for (const [what, fn] of [['approve', approvals], ['read', reads]] as const) {
-      for (const t of [one, three, unprepared, limited, limited, unprepared, three, one]) await measure(what, t, fn)
+      const order = [one, three, pooled, unprepared, limited]
+      await alternating(ROUNDS, order.map((t) => t.name), (name) => measure(what, order.find((t) => t.name === name)!, fn))
     }
 
     const [{ bad }] = await direct`select count(*)::int as bad from accounts a where a.company_id = ${companyId}
@@ -182,8 +197,10 @@ async function main() {
     const figures: Figure[] = [
       figure(`approvals/s, 3 processes via HAProxy + PgBouncer (ceiling: 1 process direct), ${c}`, mean('approve cluster'), mean(`approve ${one.name}`), 'approvals/s', 'ratio >= 0.8'),
       figure(`reads/s (client and operation pages), 3 processes via HAProxy + PgBouncer (ceiling: 1 process direct), ${c}`, mean('read cluster'), mean(`read ${one.name}`), 'req/s', 'ratio >= 0.8'),
-      figure('approvals/s, 1 process, unnamed statements (DATABASE_POOL_MODE=transaction; ceiling: prepared)', mean(`approve ${unprepared.name}`), mean(`approve ${one.name}`), 'approvals/s', null),
-      figure('reads/s, 1 process, unnamed statements (DATABASE_POOL_MODE=transaction; ceiling: prepared)', mean(`read ${unprepared.name}`), mean(`read ${one.name}`), 'req/s', null),
+      figure('approvals/s, 3 processes via PgBouncer, no HAProxy (ceiling: 1 process direct)', mean(`approve ${pooled.name}`), mean(`approve ${one.name}`), 'approvals/s', null),
+      figure('reads/s, 3 processes via PgBouncer, no HAProxy (ceiling: 1 process direct)', mean(`read ${pooled.name}`), mean(`read ${one.name}`), 'req/s', null),
+      figure('approvals/s, 1 process direct, DATABASE_POOL_MODE=transaction (ceiling: prepared statements)', mean(`approve ${unprepared.name}`), mean(`approve ${one.name}`), 'approvals/s', null),
+      figure('reads/s, 1 process direct, DATABASE_POOL_MODE=transaction (ceiling: prepared statements)', mean(`read ${unprepared.name}`), mean(`read ${one.name}`), 'req/s', null),
       figure('reads/s, 1 process, shared rate limit on (ceiling: off)', mean(`read ${limited.name}`), mean(`read ${one.name}`), 'req/s', 'ratio >= 0.9'),
     ]
     printFigures(figures)
