@@ -5,7 +5,9 @@
  * not a speed-up. The parts are priced apart: the same three processes called directly (PgBouncer without
  * HAProxy), and two more single processes on the same database, one in DATABASE_POOL_MODE=transaction without a
  * pooler (no prepared statements: parameters written in as literals), one with the shared rate limit on (a budget
- * no run reaches, so only its cost shows).
+ * no run reaches, so only its cost shows). Last, one approve's own statements replayed a transaction at a time on one
+ * connection, prepared vs with the parameters as literals vs plain unnamed, show what is left without HTTP, pooler
+ * and concurrency: round trips and the database's parse and plan.
  *
  * A throwaway database with a small read data set made here in seconds (not bench/generate.ts's large one):
  * 2,000 clients with two accounts each and 20,000 two-leg operations. Rounds alternate the order of the targets
@@ -18,12 +20,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { openDatabase } from '../db/client'
+import { inlining, openDatabase } from '../db/client'
 import { alternating, distinctPorts, envNumber, figure, type Figure, load, printFigures, rate, ROOT, SIGNING_SECRET, timed } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { startMainServer } from './lib/server'
 import { newCompany } from './lib/tenants'
 import { twoLegOps } from './lib/approvals'
+import { captureRoute, replay, type Statement } from './lib/capture'
 
 const SECONDS = envNumber('BENCH_SECONDS', 4)
 /** Short rounds, many of them: on a shared machine the load drifts within seconds, and alternation spreads it evenly. */
@@ -36,6 +39,8 @@ const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 32)
  */
 const SERVER_CONNECTIONS = 8
 const ACCOUNTS = 256
+/** Approve transactions replayed per mode, over the rounds. */
+const REPLAYS = envNumber('BENCH_REPLAYS', 200)
 
 interface Target {
   name: string
@@ -188,6 +193,31 @@ async function main() {
       await alternating(ROUNDS, order.map((t) => t.name), (name) => measure(what, order.find((t) => t.name === name)!, fn))
     }
 
+    // Where transaction pooling's cost lies: one approve's own statements (captured from the route) replayed one
+    // transaction at a time on one connection, each on a fresh pending operation, with prepared statements, with the
+    // parameters written in as literals (what DATABASE_POOL_MODE=transaction sends) and as plain unnamed statements.
+    // No HTTP, no pooler, no concurrency: what is left is round trips and the database's parse and plan.
+    const [captureId] = await seedOps(1, 'pending', ACCOUNTS)
+    const approve = await captureRoute(dbUrl, `/api/operations/${captureId}/approve`, key, { method: 'POST' })
+    const withId = (id: number): Statement[] =>
+      approve.map(([text, params]) => [text, params.map((p) => (p === captureId || p === String(captureId) ? (typeof p === 'number' ? id : String(id)) : p))])
+    const replayers = {
+      prepared: postgres(dbUrl, { max: 1, onnotice: () => {} }),
+      literals: inlining(postgres(dbUrl, { max: 1, prepare: false, onnotice: () => {} })),
+      unnamed: postgres(dbUrl, { max: 1, prepare: false, onnotice: () => {} }),
+    }
+    const replayIds = await seedOps(REPLAYS * 3 * 2, 'pending', ACCOUNTS)
+    const replayMs: Record<string, number[]> = { prepared: [], literals: [], unnamed: [] }
+    await alternating(2 * ROUNDS, ['prepared', 'literals', 'unnamed'] as const, async (mode, round) => {
+      const started = performance.now()
+      for (let i = 0; i < REPLAYS / ROUNDS; i++) await replay(replayers[mode], withId(replayIds.pop()!))
+      // The first round of each mode warms its connection (catalog caches, prepared statements).
+      if (round > 0) replayMs[mode].push((performance.now() - started) / (REPLAYS / ROUNDS))
+    })
+    await Promise.all(Object.values(replayers).map((c) => c.end({ timeout: 5 })))
+    const replayMean = (mode: string) => replayMs[mode].reduce((a, b) => a + b, 0) / replayMs[mode].length
+    for (const mode of Object.keys(replayMs)) console.log(`  approve replayed, ${mode}: ${replayMean(mode).toFixed(2)} ms`)
+
     const [{ bad }] = await direct`select count(*)::int as bad from accounts a where a.company_id = ${companyId}
       and a.balance <> coalesce((select sum(amount) from transactions x where x.account_id = a.id and x.status = 'completed'), 0)`
     await direct.end({ timeout: 5 })
@@ -203,6 +233,10 @@ async function main() {
       figure('reads/s, 1 process direct, DATABASE_POOL_MODE=transaction (ceiling: prepared statements)', mean(`read ${unprepared.name}`), mean(`read ${one.name}`), 'req/s', null),
       figure('reads/s, 1 process, shared rate limit on (ceiling: off)', mean(`read ${limited.name}`), mean(`read ${one.name}`), 'req/s', 'ratio >= 0.9'),
     ]
+    figures.push(
+      figure('ms per approve transaction replayed on one connection, parameters as literals (ceiling: prepared statements)', replayMean('literals'), replayMean('prepared'), 'ms', null),
+      figure('ms per approve transaction replayed on one connection, unnamed statements with parameters (ceiling: prepared statements)', replayMean('unnamed'), replayMean('prepared'), 'ms', null),
+    )
     printFigures(figures)
   } finally {
     for (const t of targets.reverse()) await t.stop().catch(() => {})
