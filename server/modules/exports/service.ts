@@ -157,7 +157,7 @@ export async function statementAccounts(database: Database, db: Executor, compan
   )
 }
 
-const BATCH = 1000
+const BATCH = 2500
 
 /** Runs one read; a statement read in one snapshot passes that transaction, a stream a fresh one per batch. */
 export type Reads = <T>(fn: (db: Executor) => Promise<T>) => Promise<T>
@@ -188,7 +188,10 @@ export const csvRows = (prefix: string): RowFormat => ({
 
 /**
  * The account's completed transactions in the range, oldest first, each with the balance after it, as finished text
- * in keyset batches: one row of text per batch, so a long range never sits in memory at once. The plain bound on
+ * in keyset batches: one row of text per batch, so a long range never sits in memory at once. The batch's rows are
+picked first and only they are summed and given their operation's description, by primary key and only when they
+have none of their own (a window over the whole remaining range made each batch sort all of it, and a join let the
+planner hash the company's whole operations table for every batch). The plain bound on
  * `completed_at` beside the row comparison is what lets `transactions_account` start each batch where the last ended
  * (the index has no id, so the row comparison alone left every batch scanning from the account's first row).
  */
@@ -203,13 +206,15 @@ export async function* accountChunks(database: Database, read: Reads, account: S
             (array_agg(r.id order by r.completed_at desc, r.id desc))[1] as id,
             (array_agg(r.running::text order by r.completed_at desc, r.id desc))[1] as running
           from (
-            select t.id, t.operation_id, t.completed_at, t.amount,
-              case when t.description <> '' then t.description else o.description end as description,
-              ${running}::numeric + sum(t.amount) over (order by t.completed_at, t.id rows unbounded preceding) as running
-            from transactions t join operations o on o.id = t.operation_id
-            where t.account_id = ${account.id} and ${inRange(range)}
-              ${after ? sql`and t.completed_at >= ${after.at}::timestamptz and (t.completed_at, t.id) > (${after.at}::timestamptz, ${after.id})` : sql``}
-            order by t.completed_at, t.id limit ${BATCH}
+            select b.id, b.operation_id, b.completed_at, b.amount,
+              case when b.description <> '' then b.description else (select o.description from operations o where o.id = b.operation_id) end as description,
+              ${running}::numeric + sum(b.amount) over (order by b.completed_at, b.id rows unbounded preceding) as running
+            from (
+              select t.id, t.operation_id, t.completed_at, t.amount, t.description from transactions t
+              where t.account_id = ${account.id} and ${inRange(range)}
+                ${after ? sql`and t.completed_at >= ${after.at}::timestamptz and (t.completed_at, t.id) > (${after.at}::timestamptz, ${after.id})` : sql``}
+              order by t.completed_at, t.id limit ${BATCH}
+            ) b
           ) r`,
         db,
       ),
