@@ -1,5 +1,5 @@
 import type { SQL } from 'drizzle-orm'
-import type { Tx } from '../../db/client'
+import type { Db, Tx } from '../../db/client'
 
 /**
  * What a feature announces from inside its transaction. The object is named, not copied: a listener that needs
@@ -44,16 +44,35 @@ export class DomainEvents {
   }
 }
 
-const buses = new WeakMap<Tx, DomainEvents>()
+const buses = new WeakMap<Tx, { events: DomainEvents; committed: (() => void)[] }>()
 
-/** Done by whoever opens a tenant transaction, so that `announce` on it reaches the app's listeners. */
-export function bindEvents(tx: Tx, events: DomainEvents) {
-  buses.set(tx, events)
+/**
+ * A transaction on `db` in which `announce` reaches `events`' listeners (whoever opens a tenant transaction opens
+ * it through here). What listeners asked for with `afterCommit` runs once it has committed.
+ */
+export async function eventTransaction<T>(db: Db, events: DomainEvents, fn: (tx: Tx) => Promise<T>, config?: Parameters<Db['transaction']>[1]): Promise<T> {
+  const committed: (() => void)[] = []
+  const result = await db.transaction((tx) => {
+    buses.set(tx, { events, committed })
+    return fn(tx)
+  }, config)
+  for (const then of committed) then()
+  return result
+}
+
+/**
+ * Runs `then` once `tx` has committed, never if it rolls back: for effects outside the database (waking a worker)
+ * that must not run ahead of the change they follow. The same function asked for twice runs once.
+ */
+export function afterCommit(tx: Tx, then: () => void) {
+  const bound = buses.get(tx)
+  if (!bound) throw new Error('afterCommit on a transaction that was not opened as a tenant transaction')
+  if (!bound.committed.includes(then)) bound.committed.push(then)
 }
 
 /** Tells every listener, inside `tx`, what just happened; they have run when this resolves. */
 export async function announce(tx: Tx, event: DomainEvent): Promise<void> {
-  const bus = buses.get(tx)
-  if (!bus) throw new Error(`${event.type} announced on a transaction that was not opened as a tenant transaction`)
-  await bus.dispatch(tx, event)
+  const bound = buses.get(tx)
+  if (!bound) throw new Error(`${event.type} announced on a transaction that was not opened as a tenant transaction`)
+  await bound.events.dispatch(tx, event)
 }

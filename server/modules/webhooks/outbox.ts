@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
-import type { DomainEvent, DomainEvents } from '../../lib/events'
+import type { DomainEvent } from '../../lib/events'
 import { invalid } from '../../lib/errors'
 
 /**
@@ -47,10 +47,10 @@ const textArray = (values: string[]) => sql`array[${sql.join(values.map((v) => s
 /**
  * Records `event` and queues it for every enabled endpoint of the company that subscribes to it, in one statement
  * of the announcing transaction: the event commits with the change or not at all. A `webhook.test` goes only to
- * the endpoint it names.
+ * the endpoint it names. Answers how many deliveries it queued.
  */
-export async function record(tx: Tx, event: DomainEvent): Promise<void> {
-  if (!RECORDED.has(event.type)) return
+export async function record(tx: Tx, event: DomainEvent): Promise<number> {
+  if (!RECORDED.has(event.type)) return 0
   const rendered = event.render
   const object: SQL =
     rendered === undefined ? sql`'null'::jsonb` : typeof rendered === 'function' ? sql`${JSON.stringify((await rendered()) ?? null)}::jsonb` : sql`(${rendered})`
@@ -63,18 +63,19 @@ export async function record(tx: Tx, event: DomainEvent): Promise<void> {
     type === 'webhook.test'
       ? sql`w.id = ${id}`
       : sql`w.event_types && ${textArray(patternsOf(type))}`
-  await tx.execute(sql`with ev as (
+  const queued = rowsOf(
+    await tx.execute(sql`with ev as (
       insert into events (company_id, type, object_kind, object_id, data)
       values (${companyId}, ${type}, ${kind}, ${id}, jsonb_build_object('object', ${object})${facts})
       returning id
     )
     insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
     select ${companyId}, w.id, ev.id, ${`${kind}:${id}`} from ev, webhook_endpoints w
-    where w.company_id = ${companyId} and w.enabled and w.deleted_at is null and ${targets}`)
+    where w.company_id = ${companyId} and w.enabled and w.deleted_at is null and ${targets}
+    returning 1`),
+  )
+  return queued.length
 }
-
-/** The outbox hears everything announced, in the announcer's transaction. */
-export const recordEvents = (events: DomainEvents) => events.on('*', record)
 
 // ------------------------------------------------------------------------------------------------ the feed
 
