@@ -1,6 +1,6 @@
 /**
  * Webhook delivery across real server processes (`bun server/main.ts`): a kill -9 between commit and delivery,
- * and two processes sharing one database and one receiver.
+ * two processes sharing one database and one receiver, and a process at capacity waking the other.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -29,9 +29,9 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 })
 
-async function start(dataDir: string, databaseUrl: string | undefined, name: string) {
+async function start(dataDir: string, databaseUrl: string | undefined, name: string, env: Record<string, string> = {}) {
   const log = Bun.file(join(dataDir, `${name}.log`))
-  const s = await startServer({ dataDir, databaseUrl, stdout: log, stderr: log, env: ENV })
+  const s = await startServer({ dataDir, databaseUrl, stdout: log, stderr: log, env: { ...ENV, ...env } })
   running.add(s.proc)
   return s
 }
@@ -170,6 +170,59 @@ describe('webhook delivery across processes', () => {
         expect(types).toEqual(['operation.created', 'operation.approved'])
       }
       for (const rec of r.received) expect(verify(ep.secret, rec)).toBeTruthy()
+      for (const s of [a, b]) {
+        s.proc.kill('SIGTERM')
+        await s.proc.exited
+        running.delete(s.proc)
+      }
+    },
+    120_000,
+  )
+
+  postgresTest(
+    'woken, not polled: a commit wakes its own process, a process at capacity wakes the other, a retry wakes its worker',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'fos-webhooks-wake-'))
+      dirs.push(dataDir)
+      // Polls ten minutes apart: whatever arrives within the test was delivered by a wake-up. Attempts time out
+      // only after a minute, so A's one slot stays held by the slow receiver for the whole test.
+      const quiet = { WEBHOOK_POLL_MS: '600000', WEBHOOK_TIMEOUT_SECONDS: '60' }
+      const [a, b] = await Promise.all([
+        start(dataDir, process.env.TEST_DATABASE_URL, 'a', { ...quiet, WEBHOOK_CONCURRENCY: '1' }),
+        start(dataDir, process.env.TEST_DATABASE_URL, 'b', quiet),
+      ])
+      const c = await company(a, `Webhooks wake ${process.pid}`)
+      const slow = receiver()
+      let hold = true
+      slow.respond = async () => {
+        while (hold) await Bun.sleep(20)
+        return new Response('ok')
+      }
+      const fast = receiver()
+      let refused = false
+      fast.respond = () => {
+        if (refused) return new Response('ok')
+        refused = true
+        return new Response('', { status: 500 })
+      }
+      await api(a.base, 'POST', '/api/webhook-endpoints', { key: c.key, body: { url: slow.url, event_types: ['operation.created'] } })
+      await api(a.base, 'POST', '/api/webhook-endpoints', { key: c.key, body: { url: fast.url, event_types: ['operation.approved'] } })
+
+      // A's own worker is woken by the commit and takes the delivery: A's one slot is now held by the slow receiver.
+      const op = await c.operation(a.base)
+      await slow.until((all) => all.length === 1, 10_000)
+      await Bun.sleep(200)
+
+      // Committed in A, which has no free slot: B is told and delivers; B's retry after the 500 comes a second later.
+      await api(a.base, 'POST', `/api/operations/${op.id}/approve`, { key: c.key })
+      const [first, again] = await fast.until((all) => all.length >= 2, 15_000)
+      expect([first.event.type, again.event.type]).toEqual(['operation.approved', 'operation.approved'])
+      expect(again.id).toBe(first.id)
+      expect(again.at - first.at).toBeGreaterThanOrEqual(900)
+      expect(slow.received.length).toBe(1)
+      expect(hold).toBe(true)
+
+      hold = false
       for (const s of [a, b]) {
         s.proc.kill('SIGTERM')
         await s.proc.exited
