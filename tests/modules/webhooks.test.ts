@@ -10,6 +10,9 @@ import { write } from '../../server/lib/write'
 import { announce } from '../../server/lib/events'
 import { authenticateKey } from '../../server/access/caller'
 import { DEFAULT_RETRY_SCHEDULE, loadConfig } from '../../server/config'
+import { pinned, sendTarget } from '../../server/modules/webhooks/address'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 let t: TestApp
 const receivers: Receiver[] = []
@@ -91,6 +94,38 @@ describe('endpoint management', () => {
     expect(ok.status).toBe(201)
     const patched = await strict.request('PATCH', `/api/webhook-endpoints/${ok.body.id}`, { key: c.key, body: { url: 'https://192.168.1.1/' } })
     expect(patched.status).toBe(422)
+  })
+
+  test('an attempt connects to the address that was checked, naming its host to HTTP and to TLS', async () => {
+    const strict = { allowHttp: false, allowPrivate: false }
+    expect(await sendTarget('https://localhost/hook', strict)).toEqual({ refused: 'blocked address' })
+    expect(await sendTarget('https://93.184.215.14/hook', strict)).toEqual({ url: 'https://93.184.215.14/hook', headers: {} })
+    expect(pinned(new URL('https://hooks.example:8443/in?x=1'), '2001:4860:4860::8888')).toEqual({
+      url: 'https://[2001:4860:4860::8888]:8443/in?x=1',
+      headers: { host: 'hooks.example:8443' },
+      tls: { serverName: 'hooks.example' },
+    })
+    expect(pinned(new URL('http://hooks.example/in'), '93.184.215.14')).toEqual({ url: 'http://93.184.215.14/in', headers: { host: 'hooks.example' } })
+
+    // A TLS receiver whose certificate names hooks.test only, reached at 127.0.0.1 as an attempt pinned there is.
+    const fixtures = join(import.meta.dir, '..', 'fixtures')
+    const cert = readFileSync(join(fixtures, 'hooks-test.cert.pem'), 'utf8')
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      tls: { cert, key: readFileSync(join(fixtures, 'hooks-test.key.pem'), 'utf8') },
+      fetch: (req) => Response.json({ host: req.headers.get('host') }),
+    })
+    try {
+      const target = pinned(new URL(`https://hooks.test:${server.port}/hook`), '127.0.0.1')
+      const res = await fetch(target.url, { method: 'POST', headers: target.headers, tls: { ...target.tls, ca: cert } })
+      expect(await res.json()).toEqual({ host: `hooks.test:${server.port}` })
+      // The certificate is checked against the endpoint's name, not the address.
+      const other = pinned(new URL(`https://other.test:${server.port}/hook`), '127.0.0.1')
+      await expect(fetch(other.url, { method: 'POST', headers: other.headers, tls: { ...other.tls, ca: cert } })).rejects.toThrow()
+    } finally {
+      server.stop(true)
+    }
   })
 
   test('create shows the secret once; reads never; unknown types are 400; who may manage', async () => {

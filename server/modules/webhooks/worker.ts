@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks'
 import { rowsOf } from '../../../db/client'
 import type { AppContext } from '../../context'
 import { announce, eventTransaction } from '../../lib/events'
-import { refusal } from './address'
+import { sendTarget } from './address'
 import { eventId, pruneEvents } from './outbox'
 import { openSecret } from './secrets'
 import { endpointDto } from './service'
@@ -252,8 +252,8 @@ export class DeliveryWorker {
   }
 
   async #send(c: Claimed): Promise<Outcome> {
-    const why = await refusal(c.url, this.#config)
-    if (why) return { ok: false, status: null, ms: null, error: why }
+    const target = await sendTarget(c.url, this.#config)
+    if ('refused' in target) return { ok: false, status: null, ms: null, error: target.refused }
     const id = eventId(c.event_id)
     const data = typeof c.data === 'string' ? JSON.parse(c.data) : c.data
     const body = JSON.stringify({ id, type: c.type, created_at: c.created_at, data })
@@ -262,11 +262,13 @@ export class DeliveryWorker {
     const signature = secrets.map((s) => new Webhook(openSecret(this.#app.config.signingSecret, s)).sign(id, now, body)).join(' ')
     const started = performance.now()
     try {
-      const res = await fetch(c.url, {
+      const res = await fetch(target.url, {
         method: 'POST',
         redirect: 'manual',
         signal: AbortSignal.timeout(this.#config.timeoutMs),
+        tls: target.tls,
         headers: {
+          ...target.headers,
           'content-type': 'application/json',
           'user-agent': 'fos-webhooks/1',
           'webhook-id': id,
