@@ -139,20 +139,25 @@ describe('webhook delivery across processes', () => {
   test.skipIf(onPostgres())('kill -9 between commit and delivery (embedded PGlite): delivered after restart, once per attempt', () => crashScenario(undefined), 120_000)
 
   postgresTest(
-    'two processes on one database: every event delivered, never to one endpoint twice at once, one object in order',
+    'two processes on one database: every event delivered, never to one endpoint twice at once, one object in order, at most the per-endpoint bound in flight',
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'fos-webhooks-two-'))
       dirs.push(dataDir)
-      const [a, b] = await Promise.all([start(dataDir, process.env.TEST_DATABASE_URL, 'a'), start(dataDir, process.env.TEST_DATABASE_URL, 'b')])
+      const perEndpoint = { WEBHOOK_CONCURRENCY_PER_ENDPOINT: '3' }
+      const [a, b] = await Promise.all([start(dataDir, process.env.TEST_DATABASE_URL, 'a', perEndpoint), start(dataDir, process.env.TEST_DATABASE_URL, 'b', perEndpoint)])
       const c = await company(a, `Webhooks two ${process.pid}`)
       const r = receiver()
       const open = new Map<string, number>()
       let overlaps = 0
+      let inFlight = 0
+      let mostInFlight = 0
       r.respond = async (rec) => {
         const n = (open.get(rec.id) ?? 0) + 1
         open.set(rec.id, n)
         if (n > 1) overlaps++
+        mostInFlight = Math.max(mostInFlight, ++inFlight)
         await Bun.sleep(rec.at % 25)
+        inFlight--
         open.set(rec.id, open.get(rec.id)! - 1)
         return new Response('ok')
       }
@@ -162,6 +167,8 @@ describe('webhook delivery across processes', () => {
       await r.until((all) => new Set(all.map((x) => x.id)).size >= 80, 30_000)
       await Bun.sleep(1000)
       expect(overlaps).toBe(0)
+      // The per-endpoint bound holds across the two processes, not only within each.
+      expect(mostInFlight).toBeLessThanOrEqual(3)
       const ids = r.received.map((x) => x.id)
       expect(new Set(ids).size).toBe(80)
       expect(ids.length).toBe(80)

@@ -5,7 +5,7 @@ import { buildTestApp, postgresTest, testApp, type Company, type TestApp } from 
 import { freePort } from '../server'
 import { startReceiver, verify, type Receiver } from '../receiver'
 import { ledgerSetup } from './operations.fixtures'
-import { deliveryWorker } from '../../server/modules/webhooks'
+import { DeliveryWorker, deliveryWorker } from '../../server/modules/webhooks'
 import { write } from '../../server/lib/write'
 import { announce } from '../../server/lib/events'
 import { authenticateKey } from '../../server/access/caller'
@@ -484,6 +484,44 @@ describe('delivery', () => {
     const other = await t.newCompany()
     expect((await t.request('POST', `/api/events/${got.id}/resend`, { key: other.key })).status).toBe(404)
   })
+
+  postgresTest(
+    'two workers on their own pools, woken at once over a backlog, never have more than the per-endpoint bound in flight together',
+    async () => {
+      const config = { ...t.ctx.config.webhooks, perEndpoint: 2 }
+      const [p, q] = await Promise.all([buildTestApp({ webhooks: config }), buildTestApp({ webhooks: config })])
+      const c = await t.newCompany()
+      const r = receiver()
+      let inFlight = 0
+      let most = 0
+      r.respond = async () => {
+        most = Math.max(most, ++inFlight)
+        await Bun.sleep(40)
+        inFlight--
+        return new Response('ok')
+      }
+      const ep = await endpoint(c, r.url)
+      // This file's own worker would take the backlog alone: it sits out.
+      await deliveryWorker(t.ctx).stop()
+      try {
+        await t.ctx.db.execute(sql`with ev as (
+            insert into events (company_id, type, object_kind, object_id, data)
+            select ${c.id}, 'webhook.test', 'bench', g, '{"object":null}'::jsonb from generate_series(1, 30) g returning id, object_id
+          )
+          insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
+          select ${c.id}, ${ep.id}, id, 'bench:' || object_id from ev`)
+        const workers = [new DeliveryWorker(p.ctx), new DeliveryWorker(q.ctx)]
+        for (const w of workers) w.start()
+        await r.until((all) => all.length >= 30, 30_000)
+        await Promise.all(workers.map((w) => w.stop()))
+        expect(new Set(r.received.map((x) => x.id)).size).toBe(30)
+        expect(most).toBeLessThanOrEqual(2)
+      } finally {
+        deliveryWorker(t.ctx).start()
+      }
+    },
+    60_000,
+  )
 
   test('one object\'s events reach an endpoint in commit order, even across a retry', async () => {
     const { c, typeId, cli } = await ledgerSetup(t)

@@ -15,6 +15,8 @@ const MAX_RETRY_AFTER_S = 24 * 60 * 60
 const PRUNE_EVERY_MS = 10 * 60 * 1000
 /** Where a worker that may be leaving due deliveries behind (its process is at capacity) wakes the other processes. */
 const CHANNEL = 'fos_webhooks'
+/** First key of the advisory lock claims take turns under; any constant, the same in every process. */
+const CLAIM_LOCK = 727_416
 /** A worker at capacity tells the others at most this often. */
 const PASS_ON_MS = 50
 /**
@@ -322,62 +324,70 @@ export class DeliveryWorker {
         n,
       }
     })
+    const statement = sql`with o as (
+        select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as o(attempt_id bigint, delivery_id bigint,
+          endpoint_id int, generation int, ok boolean, delivery_status text, code int, ms int, error text, retry_in int, n int)
+      ), attempts as (
+        update webhook_attempts a set status = case when o.ok then 'succeeded' else 'failed' end, response_status = o.code,
+          response_ms = o.ms, error = o.error, next_attempt_at = now() + make_interval(secs => o.retry_in)
+        from o where a.id = any(${ids(rows.map((r) => r.attempt_id))}::bigint[]) and a.id = o.attempt_id
+      ), deliveries as (
+        update webhook_deliveries d set locked_until = null, updated_at = now(),
+          status = case when d.generation = o.generation then o.delivery_status else 'pending' end,
+          next_attempt_at = case when d.generation = o.generation then coalesce(now() + make_interval(secs => o.retry_in), d.next_attempt_at) else now() end
+        from o where d.id = any(${ids(rows.map((r) => r.delivery_id))}::bigint[]) and d.id = o.delivery_id
+      ), latest as (
+        select distinct on (endpoint_id) endpoint_id, ok from o order by endpoint_id, n desc
+      ), streaks as (
+        update webhook_endpoints e set failing_since = case when latest.ok then null else now() end
+        from latest where e.id = latest.endpoint_id and (latest.ok = (e.failing_since is not null))
+      ), due as (
+        select d.id, d.relapsed from webhook_endpoints e
+        cross join lateral (
+          select d.id, d.locked_until is not null as relapsed from webhook_deliveries d
+          where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now()
+            and (d.locked_until is null or d.locked_until < now())
+            and not exists (select from o where o.delivery_id = d.id)
+            and d.event_id = (select min(p.event_id) from webhook_deliveries p
+              where p.endpoint_id = d.endpoint_id and p.object_key = d.object_key and p.status = 'pending'
+                and not exists (select from o where o.delivery_id = p.id and o.generation = p.generation and o.delivery_status <> 'pending'))
+          order by d.next_attempt_at, d.event_id
+          limit greatest(0, ${perEndpoint}::int - (select count(*) from webhook_deliveries x
+            where x.endpoint_id = e.id and x.status = 'pending' and x.locked_until is not null and x.locked_until >= now()
+              and not exists (select from o where o.delivery_id = x.id)))
+          for update of d skip locked
+        ) d
+        where e.enabled and e.deleted_at is null
+        limit ${free}
+      ), claimed as (
+        update webhook_deliveries w
+        set locked_until = now() + make_interval(secs => ${this.#leaseSeconds}), attempts = w.attempts + 1, updated_at = now()
+        from due where w.id = due.id
+        returning w.id, w.attempts, w.generation, w.company_id, w.endpoint_id, w.event_id, due.relapsed
+      ), interrupted as (
+        update webhook_attempts a set status = 'failed', error = 'interrupted: the sending process stopped'
+        from claimed c where c.relapsed and a.delivery_id = c.id and a.status = 'pending'
+      ), logged as (
+        insert into webhook_attempts (company_id, delivery_id, endpoint_id, event_id, attempt)
+        select company_id, id, endpoint_id, event_id, attempts from claimed
+        returning id, delivery_id
+      )
+      select c.id, c.attempts, c.generation, c.company_id, c.endpoint_id, c.event_id, l.id as attempt_id, ev.type, ev.data,
+        to_char(ev.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
+        e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at > now() as previous_live, e.failing_since
+      from claimed c join logged l on l.delivery_id = c.id join events ev on ev.id = c.event_id
+        join webhook_endpoints e on e.id = c.endpoint_id`
     let claimed: Claimed[]
     try {
       claimed = rowsOf<Claimed>(
-        await this.#app.db.execute(sql`with o as (
-            select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as o(attempt_id bigint, delivery_id bigint,
-              endpoint_id int, generation int, ok boolean, delivery_status text, code int, ms int, error text, retry_in int, n int)
-          ), attempts as (
-            update webhook_attempts a set status = case when o.ok then 'succeeded' else 'failed' end, response_status = o.code,
-              response_ms = o.ms, error = o.error, next_attempt_at = now() + make_interval(secs => o.retry_in)
-            from o where a.id = any(${ids(rows.map((r) => r.attempt_id))}::bigint[]) and a.id = o.attempt_id
-          ), deliveries as (
-            update webhook_deliveries d set locked_until = null, updated_at = now(),
-              status = case when d.generation = o.generation then o.delivery_status else 'pending' end,
-              next_attempt_at = case when d.generation = o.generation then coalesce(now() + make_interval(secs => o.retry_in), d.next_attempt_at) else now() end
-            from o where d.id = any(${ids(rows.map((r) => r.delivery_id))}::bigint[]) and d.id = o.delivery_id
-          ), latest as (
-            select distinct on (endpoint_id) endpoint_id, ok from o order by endpoint_id, n desc
-          ), streaks as (
-            update webhook_endpoints e set failing_since = case when latest.ok then null else now() end
-            from latest where e.id = latest.endpoint_id and (latest.ok = (e.failing_since is not null))
-          ), due as (
-            select d.id, d.relapsed from webhook_endpoints e
-            cross join lateral (
-              select d.id, d.locked_until is not null as relapsed from webhook_deliveries d
-              where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now()
-                and (d.locked_until is null or d.locked_until < now())
-                and not exists (select from o where o.delivery_id = d.id)
-                and d.event_id = (select min(p.event_id) from webhook_deliveries p
-                  where p.endpoint_id = d.endpoint_id and p.object_key = d.object_key and p.status = 'pending'
-                    and not exists (select from o where o.delivery_id = p.id and o.generation = p.generation and o.delivery_status <> 'pending'))
-              order by d.next_attempt_at, d.event_id
-              limit greatest(0, ${perEndpoint}::int - (select count(*) from webhook_deliveries x
-                where x.endpoint_id = e.id and x.status = 'pending' and x.locked_until is not null and x.locked_until >= now()
-                  and not exists (select from o where o.delivery_id = x.id)))
-              for update of d skip locked
-            ) d
-            where e.enabled and e.deleted_at is null
-            limit ${free}
-          ), claimed as (
-            update webhook_deliveries w
-            set locked_until = now() + make_interval(secs => ${this.#leaseSeconds}), attempts = w.attempts + 1, updated_at = now()
-            from due where w.id = due.id
-            returning w.id, w.attempts, w.generation, w.company_id, w.endpoint_id, w.event_id, due.relapsed
-          ), interrupted as (
-            update webhook_attempts a set status = 'failed', error = 'interrupted: the sending process stopped'
-            from claimed c where c.relapsed and a.delivery_id = c.id and a.status = 'pending'
-          ), logged as (
-            insert into webhook_attempts (company_id, delivery_id, endpoint_id, event_id, attempt)
-            select company_id, id, endpoint_id, event_id, attempts from claimed
-            returning id, delivery_id
-          )
-          select c.id, c.attempts, c.generation, c.company_id, c.endpoint_id, c.event_id, l.id as attempt_id, ev.type, ev.data,
-            to_char(ev.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
-            e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at > now() as previous_live, e.failing_since
-          from claimed c join logged l on l.delivery_id = c.id join events ev on ev.id = c.event_id
-            join webhook_endpoints e on e.id = c.endpoint_id`),
+        this.#shared
+          ? await this.#app.db.transaction(async (tx) => {
+              // Claims of all processes take turns: each statement's snapshot, taken once the lock is held, counts
+              // every lease the previous holder committed, so an endpoint never has more than perEndpoint in flight.
+              await tx.execute(sql`select pg_advisory_xact_lock(${CLAIM_LOCK}, 0)`)
+              return tx.execute(statement)
+            })
+          : await this.#app.db.execute(statement),
       )
     } catch (e) {
       if (rows.length) this.#app.log({ level: 'error', msg: 'webhook outcomes not recorded', error: String(e), attempts: rows.length })
