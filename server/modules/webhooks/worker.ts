@@ -155,6 +155,7 @@ export class DeliveryWorker {
     clearInterval(this.#poll)
     clearTimeout(this.#retry)
     this.#poll = this.#retry = undefined
+    this.#retryAt = 0
     const unlisten = await this.#unlisten
     this.#unlisten = undefined
     await unlisten?.().catch(() => {})
