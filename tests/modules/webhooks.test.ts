@@ -518,6 +518,8 @@ describe('delivery', () => {
         expect(most).toBeLessThanOrEqual(2)
       } finally {
         deliveryWorker(t.ctx).start()
+        // The suite shares one Postgres with max_connections 100: these two pools go now, not at the end of the run.
+        await Promise.all([p, q].map((x) => x.ctx.database.close()))
       }
     },
     60_000,
