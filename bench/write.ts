@@ -109,7 +109,7 @@ async function main() {
       const outbox = (tx: postgres.TransactionSql, events: Event[]) =>
         tx`insert into events (company_id, type, object_kind, object_id, data)
           select ${companyId}, e.type, e.kind, e.id, jsonb_build_object('object', e.object)
-          from jsonb_to_recordset(${JSON.stringify(events.map(([type, kind, object]) => ({ type, kind, id: object.id, object })))}::jsonb)
+          from jsonb_to_recordset(${tx.json(events.map(([type, kind, object]) => ({ type, kind, id: object.id, object })) as never)}::jsonb)
             as e(type text, kind text, id int, object jsonb)`
       const operationBody = () => ({
         operation_type_id: typeId,
