@@ -100,7 +100,7 @@ async function recordMany(tx: Tx, events: DomainEvent[]): Promise<void> {
     insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
     select ${companyId}, w.id, ev.id, ev.object_kind || ':' || ev.object_id from ev
     join webhook_endpoints w on w.company_id = ${companyId} and w.enabled and w.deleted_at is null
-      and w.event_types && array['*', split_part(ev.type, '.', 1) || '.*', ev.type]`)
+      and w.event_types && array_remove(array['*', case when position('.' in ev.type) > 1 then split_part(ev.type, '.', 1) || '.*' end, ev.type], null)`)
 }
 
 /**
