@@ -59,8 +59,8 @@ const DELIVERY_NOTE = [
 ].join('\n\n')
 
 export const webhooksModule = (app: AppContext) => {
-  app.events.on('*', async (tx, event) => {
-    if ((await record(tx, event)) > 0) wakeAfterCommit(app, tx)
+  app.events.on('*', async (tx, events) => {
+    if ((await record(tx, events)) > 0) wakeAfterCommit(app, tx)
   })
   const cfg = app.config.webhooks
   return new Elysia({ prefix: '/api' })
