@@ -60,25 +60,30 @@ END
 $$;
 
 -- Tamper evidence (contract §14): every audit row gets a place in its company's hash chain after it commits.
--- The canonical JSON a row's hash covers: Postgres's text form of this jsonb object (keys shorter first, then
--- bytewise; `", "` and `": "` separators; numbers exactly as stored), so the sealer and the verifier read the very
--- same bytes out of the database. `hash` = hex SHA-256 of the UTF-8 bytes of prev_hash (64 hex characters; 64
--- zeros before seq 1) followed directly by this text. SECURITY.md shows how to recompute it.
+-- The canonical JSON a row's hash covers is Postgres's text form of the jsonb object
+--   jsonb_build_object('id', a.id, 'entity', a.entity, 'entity_id', a.entity_id, 'action', a.action,
+--     'raw_action', a.raw_action, 'actor_email', a.actor_email, 'channel', a.channel, 'channel_detail', a.channel_detail,
+--     'timestamp', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'before', a.before, 'after', a.after)::text
+-- (keys shorter first, then bytewise; `", "` and `": "` separators; numbers exactly as stored). `hash` = hex SHA-256 of
+-- the UTF-8 bytes of prev_hash (64 hex characters; 64 zeros before seq 1) followed directly by this text; SECURITY.md
+-- shows how to recompute it. The function writes those very bytes without building the object: the members in jsonb's
+-- key order, each snapshot in its own jsonb text and each string escaped as jsonb escapes it. Building a jsonb of the
+-- snapshots only to print them again cost more than half of every verify; tests/modules/audit-chain.test.ts checks
+-- the two forms agree. Parallel safe, so a verify spreads the work over the workers of one statement.
 CREATE OR REPLACE FUNCTION audit_canonical(a audit_logs) RETURNS text
-LANGUAGE sql STABLE AS $$
-  SELECT jsonb_build_object(
-    'id', a.id,
-    'entity', a.entity,
-    'entity_id', a.entity_id,
-    'action', a.action,
-    'raw_action', a.raw_action,
-    'actor_email', a.actor_email,
-    'channel', a.channel,
-    'channel_detail', a.channel_detail,
-    'timestamp', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-    'before', a.before,
-    'after', a.after
-  )::text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT '{"id": ' || a.id
+    || ', "after": ' || coalesce(a.after::text, 'null')
+    || ', "action": ' || to_json(a.action)::text
+    || ', "before": ' || coalesce(a.before::text, 'null')
+    || ', "entity": ' || to_json(a.entity)::text
+    || ', "channel": ' || coalesce(to_json(a.channel)::text, 'null')
+    || ', "entity_id": ' || a.entity_id
+    || ', "timestamp": "' || to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+    || '", "raw_action": ' || to_json(a.raw_action)::text
+    || ', "actor_email": ' || coalesce(to_json(a.actor_email)::text, 'null')
+    || ', "channel_detail": ' || coalesce(a.channel_detail::text, 'null')
+    || '}'
 $$;
 
 -- Append-only for every role, the owner included (the tenant role has no UPDATE or DELETE grant at all):

@@ -141,6 +141,28 @@ describe('audit chain', () => {
     expect(fresh.body.rows).toBe(fresh.body.head.seq)
   })
 
+  test('the canonical text is exactly the jsonb text of the documented object, whatever the snapshots hold', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const odd = [
+      `{"name": "Pérez \\"el Tano\\" \\\\ \\u0001 \\t ✓ 😀", "nested": {"a": [1, 2.50, -0.000001, 1e3, true, null, {}], "": ""}}`,
+      '{"amount": 123456789012345678901234567890.123456789, "note": "</script>", "list": [[], [[]], "x"]}',
+      '"a bare string"',
+      '[]',
+    ]
+    for (const [i, snapshot] of odd.entries())
+      await t.ctx.database.rows(sql`insert into audit_logs (company_id, entity, entity_id, action, raw_action, actor_email, channel, channel_detail, before, after, changes)
+        values (${c.id}, 'clients', ${i + 1}, 'update', 'UPDATE', ${i % 2 ? null : 'Añá "q" <x@y>'}, ${i % 2 ? 'twin' : null},
+                ${i % 2 ? sql`'{"requested_by": "bot \\"1\\""}'::jsonb` : sql`null`}, ${i === 3 ? null : sql`${snapshot}::jsonb`}, ${snapshot}::jsonb, '[]')`)
+    const rows = await t.ctx.database.rows<{ ours: string; documented: string }>(sql`select audit_canonical(a) as ours, jsonb_build_object(
+        'id', a.id, 'entity', a.entity, 'entity_id', a.entity_id, 'action', a.action, 'raw_action', a.raw_action,
+        'actor_email', a.actor_email, 'channel', a.channel, 'channel_detail', a.channel_detail,
+        'timestamp', to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'before', a.before, 'after', a.after)::text as documented
+      from audit_logs a where company_id = ${c.id}`)
+    expect(rows.length).toBeGreaterThan(odd.length)
+    for (const r of rows) expect(r.ours).toBe(r.documented)
+  })
+
   test('verify, digests and the key: audit.view, and no client-scoped employee on company-wide routes', async () => {
     const t = await testApp()
     const c = await sealedCompany(t, 1)

@@ -20,7 +20,6 @@ export const GENESIS = '0'.repeat(64)
 /** First key of the two-key advisory lock; the second is the company id. Any constant, the same in every process. */
 const CHAIN_LOCK = 727_402
 const SEAL_BATCH = 2000
-const VERIFY_BATCH = 10_000
 
 /** hex SHA-256 of the UTF-8 bytes of prev_hash followed by the row's canonical JSON (db/sql/audit.sql, audit_canonical). */
 export function chainHash(prevHash: string, canonical: string): string {
@@ -127,11 +126,13 @@ export interface VerifyResult {
   broken: null | { seq: number; reason: 'hash_mismatch' | 'gap' | 'prev_mismatch' }
 }
 
+const REASONS = ['gap', 'prev_mismatch', 'hash_mismatch'] as const
+
 /**
- * Recomputes the chain over `[from, to]` in keyset batches (constant memory), against the rows as stored.
- * The first break wins: a missing place is a `gap`, a row whose prev_hash is not the hash of the row before is a
- * `prev_mismatch`, a row whose hash is not what its content gives is a `hash_mismatch`. After it the rest of the
- * range is only counted.
+ * Recomputes the chain over `[from, to]` against the rows as stored, in one statement that answers one row. The first
+ * break wins: a missing place is a `gap`, a row whose prev_hash is not the hash of the row before is a
+ * `prev_mismatch`, a row whose hash is not what its content gives is a `hash_mismatch`. The rest of the range is only
+ * counted.
  */
 export async function verifyChain(db: Executor, companyId: number, from?: number, to?: number): Promise<VerifyResult> {
   if (from !== undefined && to !== undefined && from > to)
@@ -153,41 +154,53 @@ export async function verifyChain(db: Executor, companyId: number, from?: number
     // With the row before the range missing, the range's first link cannot be checked from inside the range.
     expectedPrev = before?.hash ?? null
   }
-  const breakAt = (seq: number, reason: NonNullable<VerifyResult['broken']>['reason']) => {
-    result.verified = false
-    result.broken = { seq, reason }
-  }
 
-  let expected = first
-  let cursor = first - 1
-  for (;;) {
-    // Each row's hash is recomputed where the row lies (Postgres's own SHA-256 over the same bytes the sealer hashed
-    // with node:crypto), so only places and hashes travel; the links between rows are checked here, in order.
-    const batch = rowsOf<{ seq: string | number; prev_hash: string | null; hash: string | null; ok: boolean | null }>(
-      await db.execute(sql`select a.seq, a.prev_hash, a.hash,
-          a.hash = encode(sha256(convert_to(a.prev_hash || audit_canonical(a), 'UTF8')), 'hex') as ok
-        from audit_logs a
-        where a.company_id = ${companyId} and a.seq > ${cursor} and a.seq <= ${last}
-        order by a.seq limit ${VERIFY_BATCH}`),
+  // Every row's hash is recomputed where the row lies (Postgres's own SHA-256 over the same bytes the sealer hashed
+  // with node:crypto), in the inner query, so parallel workers share it; the links are checked in seq order by the
+  // window above it. A row's break is encoded as 4·place + reason, so the smallest is the first break in order
+  // (a gap names the missing place, which lies between the row before and this one). Only that, the count and the
+  // bounds come back: memory stays flat however long the chain. JIT compiling would cost seconds on a long chain and
+  // speed up none of the work, which is in the functions.
+  await db.execute(sql`set local jit = off`)
+  const [found] = rowsOf<{ rows: string | number; first_seq: string | number | null; last_seq: string | number | null; broken: string | number | null }>(
+    await db.execute(sql`
+      with linked as (
+        select r.seq, r.prev_hash, r.intact,
+               lag(r.seq) over w as before_seq, lag(r.hash) over w as before_hash
+          from (select a.seq, a.prev_hash, a.hash,
+                       a.hash = encode(sha256(convert_to(a.prev_hash || audit_canonical(a), 'UTF8')), 'hex') as intact
+                  from audit_logs a
+                 where a.company_id = ${companyId} and a.seq >= ${first} and a.seq <= ${last}
+                 order by a.seq) r
+        window w as (order by r.seq)
+      ), judged as (
+        select seq, case
+            when seq <> coalesce(before_seq + 1, ${first}) then coalesce(before_seq + 1, ${first}) * 4 + 0
+            when prev_hash is distinct from (case when before_seq is null then ${expectedPrev}::text else before_hash end)
+                 and (before_seq is not null or ${expectedPrev}::text is not null) then seq * 4 + 1
+            when intact is not true then seq * 4 + 2
+          end as broken
+          from linked
+      )
+      select count(*) as rows, min(seq) as first_seq, max(seq) as last_seq, min(broken) as broken from judged`),
+  )
+  const rows = Number(found.rows)
+  if (rows > 0) {
+    const lastSeq = Number(found.last_seq)
+    const [at] = rowsOf<{ hash: string | null }>(
+      await db.execute(sql`select hash from audit_logs where company_id = ${companyId} and seq = ${lastSeq} limit 1`),
     )
-    for (const r of batch) {
-      const seq = Number(r.seq)
-      result.rows++
-      result.first_seq ??= seq
-      result.last_seq = seq
-      result.head = { seq, hash: r.hash ?? '' }
-      if (result.broken) continue
-      if (seq !== expected) breakAt(expected, 'gap')
-      else if (expectedPrev !== null && r.prev_hash !== expectedPrev) breakAt(seq, 'prev_mismatch')
-      else if (r.ok !== true) breakAt(seq, 'hash_mismatch')
-      expectedPrev = r.hash
-      expected = seq + 1
-    }
-    if (batch.length < VERIFY_BATCH) break
-    cursor = Number(batch[batch.length - 1].seq)
+    Object.assign(result, { rows, first_seq: Number(found.first_seq), last_seq: lastSeq, head: { seq: lastSeq, hash: at?.hash ?? '' } })
   }
-  // Places missing at the end of an explicit range that stops before the head.
-  if (!result.broken && expected <= last) breakAt(expected, 'gap')
+  if (found.broken !== null) {
+    const code = Number(found.broken)
+    result.verified = false
+    result.broken = { seq: Math.floor(code / 4), reason: REASONS[code % 4] }
+  } else if ((result.last_seq ?? first - 1) < last) {
+    // Places missing at the end of the range (or the whole range): no row after them to notice.
+    result.verified = false
+    result.broken = { seq: (result.last_seq ?? first - 1) + 1, reason: 'gap' }
+  }
   return result
 }
 
