@@ -9,7 +9,7 @@
  *    `GET /api/audit-logs/verify` over all of it. Rows per second against one statement that builds every row's
  *    canonical JSON and nothing else (the ceiling: what reading and serialising the rows costs, with no hashing, no
  *    links checked and nothing sent); the process's memory growth over the whole chain against its growth over the
- *    first tenth (streamed in batches, the two should be alike).
+ *    first tenth (one statement that answers one row, the two should be alike).
  *
  *   bun bench/audit-chain.ts   (env: BENCH_ADMIN_URL, BENCH_CONCURRENCY, BENCH_ROUNDS, BENCH_OPS, BENCH_SECONDS, BENCH_CHAIN_ROWS)
  */
@@ -129,7 +129,8 @@ async function main() {
     await direct.unsafe('vacuum (analyze) audit_logs, audit_seals, audit_pending')
 
     // The verify route in this process, through the route policy (tenant role, one snapshot), memory sampled as it
-    // runs: first over the first tenth of the chain, then over all of it. Streaming keeps the growth the same.
+    // runs: first over the first tenth of the chain, then over all of it. Only the answer row travels, so the growth
+    // should be the same.
     const app = createApp(benchContext(url, database))
     const verifyOver = async (query: string) => {
       const started = performance.now()
