@@ -59,8 +59,8 @@ const DELIVERY_NOTE = [
 ].join('\n\n')
 
 export const webhooksModule = (app: AppContext) => {
-  app.events.on('*', async (tx, event) => {
-    await record(tx, event)
+  app.events.on('*', async (tx, events) => {
+    await record(tx, events)
     nudge(app)
   })
   const cfg = app.config.webhooks
