@@ -327,6 +327,8 @@ export async function ensureScaleDatabase(log: (line: string) => void = console.
       const t0 = performance.now()
       // As a running service keeps it: every audit row has its place in its company's chain, so a server started
       // on this database finds no backlog to seal while it is being measured.
+      // The load wrote its audit rows with triggers off, so they are queued for their places here, as the trigger would.
+      await sql`insert into audit_pending (company_id, audit_id) select company_id, id from audit_logs where company_id is not null on conflict do nothing`
       const companies = await companiesToSeal(database.db)
       let next = 0
       let sealed = 0

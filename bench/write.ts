@@ -5,14 +5,16 @@
  * - fresh: the tenant's rows were added after the last ANALYZE (a branch migrating its data into a new database);
  * - skewed: 99 other tenants fill the statistics and the tenant, added after the last ANALYZE, is missing from them.
  *
- * Autovacuum is off on the tables, so the state holds for the whole measurement. Figures, each per state:
+ * Autovacuum is off on the tables, so the state holds for the whole measurement. Every create ceiling also writes the
+ * outbox's event row for each created record (the object as its GET renders it, from the rows just inserted), as the
+ * API does since it records events; nothing else is added to it. Figures, each per state:
  *
  * - client creates, 16 in flight: `POST /api/clients` (two accounts) vs the same rows inserted by plain SQL in a
  *   tenant transaction (role, settings and audit triggers as the app's);
  * - operation creates, 16 in flight: `POST /api/operations` (three transactions over random accounts of the tenant)
  *   vs the same rows by plain SQL;
  * - batches of 1,000 operations of three transactions: `POST /api/operations/batch` vs the same rows inserted
- *   set-based (two statements) by plain SQL; and the time of one batch;
+ *   set-based (three statements: operations, transactions, events) by plain SQL; and the time of one batch;
  * - batches of 1,000 clients with two accounts: `POST /api/clients/batch` vs set-based plain SQL;
  * - approvals, 32 in flight: `POST /api/operations/{id}/approve` vs the statements the route sends (captured from one
  *   real request, authentication included) replayed prepared by postgres.js;
@@ -44,6 +46,16 @@ const READERS = 64
 const BATCH = 1000
 /** Pending operations made for each approval phase; more than a phase gets through. */
 const APPROVALS = envNumber('BENCH_APPROVALS', 6000)
+
+/** An event the API records for a created record: type, object kind, the object as its GET renders it. */
+type Event = [type: string, kind: string, object: postgres.Row]
+
+/** Rows by the number in `column`. */
+function groupBy(rows: postgres.Row[], column: string) {
+  const by = new Map<number, postgres.Row[]>()
+  for (const r of rows) by.set(r[column], [...(by.get(r[column]) ?? []), r])
+  return by
+}
 
 /** `BATCHES` batches of `BATCH` rows one after another, each input made before its clock starts. */
 async function batches<T>(input: () => T, send: (input: T) => Promise<unknown>): Promise<Run> {
@@ -93,6 +105,12 @@ async function main() {
             set_config('app.company_id', ${String(companyId)}, true), set_config('transaction_read_only', 'off', true), set_config('role', 'fos_app', true)`
           await fn(tx)
         })
+      /** The event rows the API writes beside each created record (the outbox), from the rows just inserted, in one statement. */
+      const outbox = (tx: postgres.TransactionSql, events: Event[]) =>
+        tx`insert into events (company_id, type, object_kind, object_id, data)
+          select ${companyId}, e.type, e.kind, e.id, jsonb_build_object('object', e.object)
+          from jsonb_to_recordset(${tx.json(events.map(([type, kind, object]) => ({ type, kind, id: object.id, object })) as never)}::jsonb)
+            as e(type text, kind text, id int, object jsonb)`
       const operationBody = () => ({
         operation_type_id: typeId,
         transactions: [
@@ -117,8 +135,10 @@ async function main() {
         () =>
           timed(IN_FLIGHT, SECONDS, () =>
             asTenant(async (tx) => {
-              const [{ id }] = await tx`insert into clients (company_id, name, description, type) values (${companyId}, 'Alta', '', 1) returning id`
-              await tx`insert into accounts (company_id, client_id, name, currency_name) values (${companyId}, ${id}, 'ARS', 'ARS'), (${companyId}, ${id}, 'USD', 'USD')`
+              const [client] = await tx`insert into clients (company_id, name, description, type) values (${companyId}, 'Alta', '', 1) returning *`
+              const accounts = await tx`insert into accounts (company_id, client_id, name, currency_name)
+                values (${companyId}, ${client.id}, 'ARS', 'ARS'), (${companyId}, ${client.id}, 'USD', 'USD') returning *`
+              await outbox(tx, [['client.created', 'client', { ...client, accounts, client_tags: [] }], ...accounts.map((a) => ['account.created', 'account', a] as Event)])
             }),
           ),
       )
@@ -131,10 +151,11 @@ async function main() {
         () =>
           timed(IN_FLIGHT, SECONDS, () =>
             asTenant(async (tx) => {
-              const [{ id }] = await tx`insert into operations (company_id, operation_type_id, status) values (${companyId}, ${typeId}, 'pending') returning id`
-              await tx`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
-                values (${companyId}, ${id}, ${randomAccount()}, 'ARS', 100, 'pending'), (${companyId}, ${id}, ${randomAccount()}, 'ARS', -60, 'pending'),
-                       (${companyId}, ${id}, ${randomAccount()}, 'ARS', -40, 'pending')`
+              const [op] = await tx`insert into operations (company_id, operation_type_id, status) values (${companyId}, ${typeId}, 'pending') returning *`
+              const transactions = await tx`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
+                values (${companyId}, ${op.id}, ${randomAccount()}, 'ARS', 100, 'pending'), (${companyId}, ${op.id}, ${randomAccount()}, 'ARS', -60, 'pending'),
+                       (${companyId}, ${op.id}, ${randomAccount()}, 'ARS', -40, 'pending') returning *`
+              await outbox(tx, [['operation.created', 'operation', { ...op, transactions, attachments: [] }]])
             }),
           ),
       )
@@ -154,11 +175,14 @@ async function main() {
             (legs) =>
               asTenant(async (tx) => {
                 const ops = await tx`insert into operations (company_id, operation_type_id, status)
-                  select ${companyId}, ${typeId}, 'pending' from generate_series(1, ${BATCH}) returning id`
+                  select ${companyId}, ${typeId}, 'pending' from generate_series(1, ${BATCH}) returning *`
                 const ids = ops.map((o) => o.id as number).sort((a, b) => a - b)
-                await tx`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
+                const transactions = await tx`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
                   select ${companyId}, u.op, u.account, 'ARS', u.amount, 'pending'
-                  from unnest(${ids.flatMap((id) => [id, id, id])}::int[], ${legs}::int[], ${Array.from({ length: BATCH }, () => ['100', '-60', '-40']).flat()}::numeric[]) as u(op, account, amount)`
+                  from unnest(${ids.flatMap((id) => [id, id, id])}::int[], ${legs}::int[], ${Array.from({ length: BATCH }, () => ['100', '-60', '-40']).flat()}::numeric[]) as u(op, account, amount)
+                  returning *`
+                const byOp = groupBy(transactions, 'operation_id')
+                await outbox(tx, ops.map((o): Event => ['operation.created', 'operation', { ...o, transactions: byOp.get(o.id) ?? [], attachments: [] }]))
               }),
           ),
       )
@@ -183,9 +207,18 @@ async function main() {
               () =>
                 asTenant(async (tx) => {
                   const rows = await tx`insert into clients (company_id, name, description, type)
-                    select ${companyId}, 'Lote ' || g, '', 1 from generate_series(1, ${BATCH}) g returning id`
-                  await tx`insert into accounts (company_id, client_id, name, currency_name)
-                    select ${companyId}, c, v.cur, v.cur from unnest(${rows.map((r) => r.id as number)}::int[]) c cross join (values ('ARS'), ('USD')) v(cur)`
+                    select ${companyId}, 'Lote ' || g, '', 1 from generate_series(1, ${BATCH}) g returning *`
+                  const accounts = await tx`insert into accounts (company_id, client_id, name, currency_name)
+                    select ${companyId}, c, v.cur, v.cur from unnest(${rows.map((r) => r.id as number)}::int[]) c cross join (values ('ARS'), ('USD')) v(cur)
+                    returning *`
+                  const byClient = groupBy(accounts, 'client_id')
+                  await outbox(
+                    tx,
+                    rows.flatMap((c) => {
+                      const own = byClient.get(c.id) ?? []
+                      return [['client.created', 'client', { ...c, accounts: own, client_tags: [] }], ...own.map((a) => ['account.created', 'account', a] as Event)] as Event[]
+                    }),
+                  )
                 }),
             ),
         )

@@ -60,6 +60,8 @@ export interface WebhookConfig {
   /** Attempts in flight at once in one process, and to one endpoint across all processes. */
   concurrency: number
   perEndpoint: number
+  /** How often a worker looks for due deliveries nothing woke it for (another process's retries, a lease that ran out). */
+  pollMs: number
 }
 
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -188,6 +190,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 15, 1, 300) * 1000,
       concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 128, 1, 1000),
       perEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 32, 1, 1000),
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 3_600_000),
     },
   }
 }

@@ -195,6 +195,15 @@ describe.each([
     expectLookups(await explained(() => call('POST', '/api/clients/batch', t.key, { clients: many })), 'client batch')
   }, 60_000)
 
+  postgresTest('a cost center checks its client and its default account by id', async () => {
+    const t = who()
+    const [{ client, account }] = await owner`select c.id as client, a.id as account from clients c join accounts a on a.client_id = c.id
+      where c.company_id = ${t.companyId} and c.type = 0 order by random() limit 1`
+    let n = 0
+    const create = () => call('POST', '/api/cost-centers', t.key, { name: `Centro ${n++}`, client_id: client, default_currency: 'ARS', default_internal_account_id: account })
+    expectLookups(await explained(create), 'cost center create')
+  }, 60_000)
+
   postgresTest('the clients and operations pages read the matches once and each listed record by id', async () => {
     const t = who()
     const pages = [

@@ -1,6 +1,6 @@
 /**
  * Webhook delivery across real server processes (`bun server/main.ts`): a kill -9 between commit and delivery,
- * and two processes sharing one database and one receiver.
+ * two processes sharing one database and one receiver, and a process at capacity waking the other.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -29,9 +29,9 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
 })
 
-async function start(dataDir: string, databaseUrl: string | undefined, name: string) {
+async function start(dataDir: string, databaseUrl: string | undefined, name: string, env: Record<string, string> = {}) {
   const log = Bun.file(join(dataDir, `${name}.log`))
-  const s = await startServer({ dataDir, databaseUrl, stdout: log, stderr: log, env: ENV })
+  const s = await startServer({ dataDir, databaseUrl, stdout: log, stderr: log, env: { ...ENV, ...env } })
   running.add(s.proc)
   return s
 }
@@ -139,20 +139,25 @@ describe('webhook delivery across processes', () => {
   test.skipIf(onPostgres())('kill -9 between commit and delivery (embedded PGlite): delivered after restart, once per attempt', () => crashScenario(undefined), 120_000)
 
   postgresTest(
-    'two processes on one database: every event delivered, never to one endpoint twice at once, one object in order',
+    'two processes on one database: every event delivered, never to one endpoint twice at once, one object in order, at most the per-endpoint bound in flight',
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'fos-webhooks-two-'))
       dirs.push(dataDir)
-      const [a, b] = await Promise.all([start(dataDir, process.env.TEST_DATABASE_URL, 'a'), start(dataDir, process.env.TEST_DATABASE_URL, 'b')])
+      const perEndpoint = { WEBHOOK_CONCURRENCY_PER_ENDPOINT: '3' }
+      const [a, b] = await Promise.all([start(dataDir, process.env.TEST_DATABASE_URL, 'a', perEndpoint), start(dataDir, process.env.TEST_DATABASE_URL, 'b', perEndpoint)])
       const c = await company(a, `Webhooks two ${process.pid}`)
       const r = receiver()
       const open = new Map<string, number>()
       let overlaps = 0
+      let inFlight = 0
+      let mostInFlight = 0
       r.respond = async (rec) => {
         const n = (open.get(rec.id) ?? 0) + 1
         open.set(rec.id, n)
         if (n > 1) overlaps++
+        mostInFlight = Math.max(mostInFlight, ++inFlight)
         await Bun.sleep(rec.at % 25)
+        inFlight--
         open.set(rec.id, open.get(rec.id)! - 1)
         return new Response('ok')
       }
@@ -162,6 +167,8 @@ describe('webhook delivery across processes', () => {
       await r.until((all) => new Set(all.map((x) => x.id)).size >= 80, 30_000)
       await Bun.sleep(1000)
       expect(overlaps).toBe(0)
+      // The per-endpoint bound holds across the two processes, not only within each.
+      expect(mostInFlight).toBeLessThanOrEqual(3)
       const ids = r.received.map((x) => x.id)
       expect(new Set(ids).size).toBe(80)
       expect(ids.length).toBe(80)
@@ -170,6 +177,59 @@ describe('webhook delivery across processes', () => {
         expect(types).toEqual(['operation.created', 'operation.approved'])
       }
       for (const rec of r.received) expect(verify(ep.secret, rec)).toBeTruthy()
+      for (const s of [a, b]) {
+        s.proc.kill('SIGTERM')
+        await s.proc.exited
+        running.delete(s.proc)
+      }
+    },
+    120_000,
+  )
+
+  postgresTest(
+    'woken, not polled: a commit wakes its own process, a process at capacity wakes the other, a retry wakes its worker',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'fos-webhooks-wake-'))
+      dirs.push(dataDir)
+      // Polls ten minutes apart: whatever arrives within the test was delivered by a wake-up. Attempts time out
+      // only after a minute, so A's one slot stays held by the slow receiver for the whole test.
+      const quiet = { WEBHOOK_POLL_MS: '600000', WEBHOOK_TIMEOUT_SECONDS: '60' }
+      const [a, b] = await Promise.all([
+        start(dataDir, process.env.TEST_DATABASE_URL, 'a', { ...quiet, WEBHOOK_CONCURRENCY: '1' }),
+        start(dataDir, process.env.TEST_DATABASE_URL, 'b', quiet),
+      ])
+      const c = await company(a, `Webhooks wake ${process.pid}`)
+      const slow = receiver()
+      let hold = true
+      slow.respond = async () => {
+        while (hold) await Bun.sleep(20)
+        return new Response('ok')
+      }
+      const fast = receiver()
+      let refused = false
+      fast.respond = () => {
+        if (refused) return new Response('ok')
+        refused = true
+        return new Response('', { status: 500 })
+      }
+      await api(a.base, 'POST', '/api/webhook-endpoints', { key: c.key, body: { url: slow.url, event_types: ['operation.created'] } })
+      await api(a.base, 'POST', '/api/webhook-endpoints', { key: c.key, body: { url: fast.url, event_types: ['operation.approved'] } })
+
+      // A's own worker is woken by the commit and takes the delivery: A's one slot is now held by the slow receiver.
+      const op = await c.operation(a.base)
+      await slow.until((all) => all.length === 1, 10_000)
+      await Bun.sleep(200)
+
+      // Committed in A, which has no free slot: B is told and delivers; B's retry after the 500 comes a second later.
+      await api(a.base, 'POST', `/api/operations/${op.id}/approve`, { key: c.key })
+      const [first, again] = await fast.until((all) => all.length >= 2, 15_000)
+      expect([first.event.type, again.event.type]).toEqual(['operation.approved', 'operation.approved'])
+      expect(again.id).toBe(first.id)
+      expect(again.at - first.at).toBeGreaterThanOrEqual(900)
+      expect(slow.received.length).toBe(1)
+      expect(hold).toBe(true)
+
+      hold = false
       for (const s of [a, b]) {
         s.proc.kill('SIGTERM')
         await s.proc.exited

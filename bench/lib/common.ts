@@ -157,6 +157,8 @@ export interface LoadSpec {
   connections: number
   duration: number
   requests: { method?: string; path: string; headers?: Record<string, string>; body?: string }[]
+  /** Requests per second over all connections (autocannon `overallRate`); unset: as fast as answers come back. */
+  rate?: number
 }
 
 /** Runs autocannon in its own Node process (bench/lib/load.mjs), bounded by the spec's duration plus a margin. */

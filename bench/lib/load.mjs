@@ -13,6 +13,7 @@ const instance = autocannon({
   duration: spec.duration,
   requests: spec.requests.map((r) => ({ method: r.method ?? 'GET', path: r.path, headers: r.headers ?? {}, ...(r.body !== undefined && { body: r.body }) })),
   timeout: 10,
+  ...(spec.rate !== undefined && { overallRate: spec.rate }),
 })
 instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms))
 const result = await instance

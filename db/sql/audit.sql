@@ -59,44 +59,39 @@ BEGIN
 END
 $$;
 
--- Tamper evidence (contract §14): every audit row gets a place in its company's hash chain after it commits.
--- The canonical JSON a row's hash covers: Postgres's text form of this jsonb object (keys shorter first, then
--- bytewise; `", "` and `": "` separators; numbers exactly as stored), so the sealer and the verifier read the very
--- same bytes out of the database. `hash` = hex SHA-256 of the UTF-8 bytes of prev_hash (64 hex characters; 64
--- zeros before seq 1) followed directly by this text. SECURITY.md shows how to recompute it.
+-- Tamper evidence (contract §14): every audit row gets a place in its company's hash chain after it commits
+-- (a row of audit_seals: seq, prev_hash, hash).
+-- The canonical JSON a row's hash covers is Postgres's text form of the jsonb object
+--   jsonb_build_object('id', a.id, 'entity', a.entity, 'entity_id', a.entity_id, 'action', a.action,
+--     'raw_action', a.raw_action, 'actor_email', a.actor_email, 'channel', a.channel, 'channel_detail', a.channel_detail,
+--     'timestamp', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'before', a.before, 'after', a.after)::text
+-- (keys shorter first, then bytewise; `", "` and `": "` separators; numbers exactly as stored). `hash` = hex SHA-256 of
+-- the UTF-8 bytes of prev_hash (64 hex characters; 64 zeros before seq 1) followed directly by this text; SECURITY.md
+-- shows how to recompute it. The function writes those very bytes without building the object: the members in jsonb's
+-- key order, each snapshot in its own jsonb text and each string escaped as jsonb escapes it. Building a jsonb of the
+-- snapshots only to print them again cost more than half of every verify; tests/modules/audit-chain.test.ts checks
+-- the two forms agree. Parallel safe, so a verify spreads the work over the workers of one statement.
 CREATE OR REPLACE FUNCTION audit_canonical(a audit_logs) RETURNS text
-LANGUAGE sql STABLE AS $$
-  SELECT jsonb_build_object(
-    'id', a.id,
-    'entity', a.entity,
-    'entity_id', a.entity_id,
-    'action', a.action,
-    'raw_action', a.raw_action,
-    'actor_email', a.actor_email,
-    'channel', a.channel,
-    'channel_detail', a.channel_detail,
-    'timestamp', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-    'before', a.before,
-    'after', a.after
-  )::text
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT '{"id": ' || a.id
+    || ', "after": ' || coalesce(a.after::text, 'null')
+    || ', "action": ' || to_json(a.action)::text
+    || ', "before": ' || coalesce(a.before::text, 'null')
+    || ', "entity": ' || to_json(a.entity)::text
+    || ', "channel": ' || coalesce(to_json(a.channel)::text, 'null')
+    || ', "entity_id": ' || a.entity_id
+    || ', "timestamp": "' || to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+    || '", "raw_action": ' || to_json(a.raw_action)::text
+    || ', "actor_email": ' || coalesce(to_json(a.actor_email)::text, 'null')
+    || ', "channel_detail": ' || coalesce(a.channel_detail::text, 'null')
+    || '}'
 $$;
 
--- Append-only for every role, the owner included (the tenant role has no UPDATE or DELETE grant at all):
--- the one change allowed is the seal, set once on an unsealed row, with every recorded column left as it was.
+-- Append-only for every role, the owner included (the tenant role has no UPDATE or DELETE grant at all): a row's
+-- place in the chain lives in audit_seals, so nothing about an audit row ever changes after its insert.
 CREATE OR REPLACE FUNCTION audit_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP = 'UPDATE'
-     AND OLD.seq IS NULL AND OLD.prev_hash IS NULL AND OLD.hash IS NULL AND OLD.sealed_at IS NULL
-     AND NEW.seq IS NOT NULL AND NEW.prev_hash IS NOT NULL AND NEW.hash IS NOT NULL AND NEW.sealed_at IS NOT NULL
-     AND (NEW.id, NEW.company_id, NEW.entity, NEW.entity_id, NEW.action, NEW.raw_action, NEW.actor_email, NEW.channel,
-          NEW.channel_detail, NEW.before, NEW.after, NEW.changes, NEW.created_at)
-         IS NOT DISTINCT FROM
-         (OLD.id, OLD.company_id, OLD.entity, OLD.entity_id, OLD.action, OLD.raw_action, OLD.actor_email, OLD.channel,
-          OLD.channel_detail, OLD.before, OLD.after, OLD.changes, OLD.created_at)
-  THEN
-    RETURN NEW;
-  END IF;
   RAISE EXCEPTION '% is append-only (% refused)', TG_TABLE_NAME, TG_OP USING ERRCODE = 'insufficient_privilege';
 END
 $$;
@@ -110,6 +105,29 @@ CREATE OR REPLACE TRIGGER audit_logs_guard
 
 CREATE OR REPLACE TRIGGER audit_logs_no_truncate
   BEFORE TRUNCATE ON audit_logs
+  FOR EACH STATEMENT EXECUTE FUNCTION audit_guard();
+
+-- Every row with a company waits for its place from the moment it commits, whoever inserted it: a trigger on the
+-- table itself rather than a step of audit_capture, so no way of writing audit rows can leave one out of the chain.
+CREATE OR REPLACE FUNCTION audit_enqueue() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO audit_pending (company_id, audit_id) VALUES (NEW.company_id, NEW.id);
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER audit_logs_enqueue
+  AFTER INSERT ON audit_logs
+  FOR EACH ROW WHEN (NEW.company_id IS NOT NULL) EXECUTE FUNCTION audit_enqueue();
+
+-- Places are written once by the sealer and never change.
+CREATE OR REPLACE TRIGGER audit_seals_guard
+  BEFORE UPDATE OR DELETE ON audit_seals
+  FOR EACH ROW EXECUTE FUNCTION audit_guard();
+
+CREATE OR REPLACE TRIGGER audit_seals_no_truncate
+  BEFORE TRUNCATE ON audit_seals
   FOR EACH STATEMENT EXECUTE FUNCTION audit_guard();
 
 -- Digests are written once by the chain worker and never change.
@@ -141,7 +159,7 @@ BEGIN
      WHERE n.nspname = current_schema()
        AND c.relkind = 'r'
        -- The event outbox and the webhook delivery log are themselves records of changes, not changes.
-       AND c.relname NOT IN ('audit_logs', 'audit_digests', 'idempotency_keys', 'events', 'webhook_deliveries', 'webhook_attempts')
+       AND c.relname NOT IN ('audit_logs', 'audit_digests', 'audit_seals', 'audit_pending', 'idempotency_keys', 'events', 'webhook_deliveries', 'webhook_attempts')
        AND (c.relname = 'companies' OR EXISTS (
              SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'company_id' AND NOT a.attisdropped))
   LOOP

@@ -42,9 +42,16 @@ BEGIN
   IF to_regclass('audit_logs') IS NOT NULL THEN
     REVOKE UPDATE, DELETE ON audit_logs FROM fos_app;
   END IF;
-  -- Digests are made by the chain worker as the owner; tenants only read them.
+  -- Digests and places are made by the chain worker as the owner; tenants only read them. A tenant's writes add
+  -- their rows to the queue of rows waiting for a place (the audit_logs trigger), and cannot take any out of it.
   IF to_regclass('audit_digests') IS NOT NULL THEN
     REVOKE INSERT, UPDATE, DELETE ON audit_digests FROM fos_app;
+  END IF;
+  IF to_regclass('audit_seals') IS NOT NULL THEN
+    REVOKE INSERT, UPDATE, DELETE ON audit_seals FROM fos_app;
+  END IF;
+  IF to_regclass('audit_pending') IS NOT NULL THEN
+    REVOKE UPDATE, DELETE ON audit_pending FROM fos_app;
   END IF;
 
   -- Same discovery as audit_attach_all, plus the audit trail and idempotency claims, which are per company too.

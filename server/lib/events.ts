@@ -1,5 +1,5 @@
 import type { SQL } from 'drizzle-orm'
-import type { Tx } from '../../db/client'
+import type { Db, Tx } from '../../db/client'
 
 /**
  * What a feature announces from inside its transaction. The object is named, not copied: a listener that needs
@@ -14,18 +14,24 @@ export interface DomainEvent {
   /**
    * The object as its own GET returns it at this point of the transaction, for listeners that keep a copy (the
    * event outbox). A jsonb SQL expression is evaluated inside the listener's own statement, so recording the
-   * event costs one round trip; a function is for objects that are simpler to render in code.
+   * event costs one round trip; a function is for objects that are simpler to render in code, or already rendered
+   * (a create answers what it inserted), and lets a listener record many such events in one statement.
    */
   render?: SQL | (() => Promise<unknown>)
-  /** More facts for `data`, as a jsonb SQL expression (null for none) evaluated in the same statement as `render`. */
-  facts?: SQL
+  /**
+   * More facts for `data`, as a jsonb SQL expression (null for none) of the object's id, evaluated in the same
+   * statement as `render`; a function of the id so that one statement can evaluate it for many events.
+   */
+  facts?: (id: SQL) => SQL
 }
 
-export type Listener = (tx: Tx, event: DomainEvent) => Promise<void>
+/** Hears the events it subscribed to among those announced together, in the order they were announced. */
+export type Listener = (tx: Tx, events: DomainEvent[]) => Promise<void>
 
 /**
  * In-transaction publish/subscribe between features: the announcing feature does not know who listens, and
  * every listener runs inside the announcer's transaction, so its effects commit or roll back with the change.
+ * Events announced together (a batch create) reach each listener as one list, so it can handle them set-based.
  */
 export class DomainEvents {
   readonly #listeners: { prefix: string; exact: boolean; fn: Listener }[] = []
@@ -37,23 +43,55 @@ export class DomainEvents {
     return this
   }
 
-  async dispatch(tx: Tx, event: DomainEvent): Promise<void> {
+  /**
+   * Listeners run side by side: their first statements go out together on the transaction's connection, which runs
+   * them in the order sent, so independent listeners cost one round trip between them, not one each.
+   */
+  async dispatch(tx: Tx, events: DomainEvent[]): Promise<void> {
+    const runs: Promise<void>[] = []
     for (const l of this.#listeners) {
-      if (l.exact ? event.type === l.prefix : event.type.startsWith(l.prefix)) await l.fn(tx, event)
+      const heard = events.filter((e) => (l.exact ? e.type === l.prefix : e.type.startsWith(l.prefix)))
+      if (heard.length) runs.push(l.fn(tx, heard))
     }
+    // Every listener finishes before the first failure is thrown, so none is still sending when the transaction ends.
+    const failed = (await Promise.allSettled(runs)).find((r) => r.status === 'rejected')
+    if (failed) throw failed.reason
   }
 }
 
-const buses = new WeakMap<Tx, DomainEvents>()
+const buses = new WeakMap<Tx, { events: DomainEvents; committed: (() => void)[] }>()
 
-/** Done by whoever opens a tenant transaction, so that `announce` on it reaches the app's listeners. */
-export function bindEvents(tx: Tx, events: DomainEvents) {
-  buses.set(tx, events)
+/**
+ * A transaction on `db` in which `announce` reaches `events`' listeners (whoever opens a tenant transaction opens
+ * it through here). What listeners asked for with `afterCommit` runs once it has committed.
+ */
+export async function eventTransaction<T>(db: Db, events: DomainEvents, fn: (tx: Tx) => Promise<T>, config?: Parameters<Db['transaction']>[1]): Promise<T> {
+  const committed: (() => void)[] = []
+  const result = await db.transaction((tx) => {
+    buses.set(tx, { events, committed })
+    return fn(tx)
+  }, config)
+  for (const then of committed) then()
+  return result
+}
+
+/**
+ * Runs `then` once `tx` has committed, never if it rolls back: for effects outside the database (waking a worker)
+ * that must not run ahead of the change they follow. The same function asked for twice runs once.
+ */
+export function afterCommit(tx: Tx, then: () => void) {
+  const bound = buses.get(tx)
+  if (!bound) throw new Error('afterCommit on a transaction that was not opened as a tenant transaction')
+  if (!bound.committed.includes(then)) bound.committed.push(then)
 }
 
 /** Tells every listener, inside `tx`, what just happened; they have run when this resolves. */
-export async function announce(tx: Tx, event: DomainEvent): Promise<void> {
-  const bus = buses.get(tx)
-  if (!bus) throw new Error(`${event.type} announced on a transaction that was not opened as a tenant transaction`)
-  await bus.dispatch(tx, event)
+export const announce = (tx: Tx, event: DomainEvent): Promise<void> => announceAll(tx, [event])
+
+/** Several events at once, in this order (the records of one batch): each listener hears them in one call. */
+export async function announceAll(tx: Tx, events: DomainEvent[]): Promise<void> {
+  if (events.length === 0) return
+  const bound = buses.get(tx)
+  if (!bound) throw new Error(`${events[0].type} announced on a transaction that was not opened as a tenant transaction`)
+  await bound.events.dispatch(tx, events)
 }

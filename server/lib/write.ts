@@ -4,7 +4,7 @@ import type { Db, Tx } from '../../db/client'
 import type { Caller } from '../access/caller'
 import type { AppContext } from '../context'
 import { Admission } from './admission'
-import { bindEvents } from './events'
+import { eventTransaction } from './events'
 import { conflict, invalid } from './errors'
 import { sha256 } from './secrets'
 
@@ -56,7 +56,6 @@ function admission(app: AppContext): Admission | undefined {
 
 async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions) {
   const run = async (tx: Tx) => {
-    bindEvents(tx, app.events)
     // Sent without waiting for its answer: the connection runs statements in the order they are sent, so the
     // body's first statement already acts as the tenant, and the two travel in one round trip.
     const configured = Promise.resolve(
@@ -75,7 +74,7 @@ async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn:
     }
   }
   const db = opts.on ?? app.db
-  return mode === 'snapshot' ? db.transaction(run, { isolationLevel: 'repeatable read', accessMode: 'read only' }) : db.transaction(run)
+  return eventTransaction(db, app.events, run, mode === 'snapshot' ? { isolationLevel: 'repeatable read', accessMode: 'read only' } : undefined)
 }
 
 /** A write transaction for code that is not a route of its own (a bot tool run inside the MCP endpoint). */

@@ -1,4 +1,5 @@
 import { Elysia, ValidationError } from 'elysia'
+import { overloaded } from '../lib/admission'
 import { ApiError } from '../lib/errors'
 import { requestId } from './request-log'
 
@@ -36,6 +37,16 @@ const databaseError = (error: unknown) => {
 function clientFaultFromDatabase(error: unknown): boolean {
   const { code } = databaseError(error)
   return typeof code === 'string' && /^(22|23514)/.test(code)
+}
+
+/**
+ * The database could not take the work now: it refused a connection (too many clients, starting or shutting down),
+ * a statement ran past its timeout, or the connection could not be made or was lost. None is the caller's fault and
+ * a retry later can succeed, so they answer 503 with Retry-After like a full admission queue.
+ */
+function databaseUnavailable(error: unknown): boolean {
+  const { code } = databaseError(error)
+  return typeof code === 'string' && (/^(53|57P0)/.test(code) || code === '57014' || /^(CONNECT_TIMEOUT|CONNECTION_(CLOSED|ENDED|DESTROYED)|ECONNREFUSED|ECONNRESET)$/.test(code))
 }
 
 /**
@@ -87,6 +98,11 @@ export const errors = (log: (entry: Record<string, unknown>) => void) =>
       if (moneyOverflow(error))
         return json(422, { error: 'A balance would leave the range of numeric(28,6) (below 10^22 in absolute value); nothing was changed', code: 'AMOUNT_OUT_OF_RANGE' })
       if (clientFaultFromDatabase(error)) return json(400, { error: 'Invalid value', code: 'VALIDATION_ERROR' })
+      if (databaseUnavailable(error)) {
+        log({ level: 'warn', msg: 'database unavailable', id: requestId(request), error: databaseError(error).code })
+        const busy = overloaded()
+        return json(busy.status, { error: busy.message, code: busy.code }, busy.headers)
+      }
       log({
         level: 'error',
         msg: 'unhandled',

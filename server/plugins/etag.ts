@@ -13,6 +13,19 @@ function matches(header: string | null, tag: string): boolean {
   })
 }
 
+function withSet(headers: HeadersInit | undefined, set: Record<string, unknown>) {
+  const out = new Headers(headers)
+  for (const [name, value] of Object.entries(set)) if (typeof value === 'string') out.set(name, value)
+  return out
+}
+
+function notModified(headers: HeadersInit, set: Record<string, unknown>) {
+  const out = withSet(headers, set)
+  out.delete('content-type')
+  out.delete('content-length')
+  return new Response(null, { status: 304, headers: out })
+}
+
 /** What the framework would send as JSON: a plain object or array, not a stream, a file or a generator. */
 function jsonValue(value: unknown): value is object {
   if (value === null || typeof value !== 'object') return false
@@ -32,20 +45,22 @@ export const etag = () =>
     let headers: Headers | undefined
     if (responseValue instanceof Response) {
       if (responseValue.status !== 200 || !JSON_TYPE.test(responseValue.headers.get('content-type') ?? '')) return
+      const own = responseValue.headers.get('etag')
+      if (own) {
+        // Tagged by its route (a large answer streamed as the database writes it): compared, never read here.
+        if (!matches(request.headers.get('if-none-match'), own)) return
+        await responseValue.body?.cancel()
+        return notModified(responseValue.headers, set.headers)
+      }
       body = await responseValue.text()
       headers = responseValue.headers
     } else if (jsonValue(responseValue)) {
       body = JSON.stringify(responseValue)
     } else return
     const tag = tagOf(body)
-    const out = new Headers(headers)
-    for (const [name, value] of Object.entries(set.headers)) if (typeof value === 'string') out.set(name, value)
+    const out = withSet(headers, set.headers)
     out.set('etag', tag)
-    if (matches(request.headers.get('if-none-match'), tag)) {
-      out.delete('content-type')
-      out.delete('content-length')
-      return new Response(null, { status: 304, headers: out })
-    }
+    if (matches(request.headers.get('if-none-match'), tag)) return notModified(out, {})
     if (!out.has('content-type')) out.set('content-type', 'application/json; charset=utf-8')
     return new Response(body, { status: 200, headers: out })
   })

@@ -27,12 +27,13 @@ interface ChainRow {
 
 const chainOf = (db: Database, companyId: number) =>
   db
-    .rows<ChainRow>(sql`select id::int, seq::int, prev_hash, hash, audit_canonical(a) as canonical
-      from audit_logs a where company_id = ${companyId} and seq is not null order by seq`)
+    .rows<ChainRow>(sql`select a.id::int, s.seq::int, s.prev_hash, s.hash, audit_canonical(a) as canonical
+      from audit_seals s join audit_logs a on a.id = s.audit_id where s.company_id = ${companyId} order by s.seq`)
     .then((rows) => rows.map((r) => ({ ...r, id: Number(r.id), seq: Number(r.seq) })))
 
 const unsealed = async (db: Database, companyId: number) =>
-  (await db.rows<{ n: number }>(sql`select count(*)::int as n from audit_logs where company_id = ${companyId} and seq is null`))[0].n
+  (await db.rows<{ n: number }>(sql`select count(*)::int as n from audit_logs a
+    where company_id = ${companyId} and not exists (select 1 from audit_seals s where s.audit_id = a.id)`))[0].n
 
 /** A few audited writes through the API: clients, accounts, an operation and its approval. */
 async function activity(t: TestApp, c: Company, clients = 3) {
@@ -95,8 +96,8 @@ describe('audit chain', () => {
       prev = r.hash
     }
     // The same recipe with Postgres's own SHA-256, as a customer holding a database export would run it.
-    const [sqlCheck] = await t.ctx.database.rows<{ bad: number }>(sql`select count(*)::int as bad from audit_logs a
-      where company_id = ${c.id} and hash <> encode(sha256(convert_to(prev_hash || audit_canonical(a), 'UTF8')), 'hex')`)
+    const [sqlCheck] = await t.ctx.database.rows<{ bad: number }>(sql`select count(*)::int as bad from audit_seals s join audit_logs a on a.id = s.audit_id
+      where s.company_id = ${c.id} and s.hash <> encode(sha256(convert_to(s.prev_hash || audit_canonical(a), 'UTF8')), 'hex')`)
     expect(sqlCheck.bad).toBe(0)
 
     // The canonical JSON is the documented object, keys shorter first then bytewise, jsonb separators.
@@ -141,6 +142,28 @@ describe('audit chain', () => {
     expect(fresh.body.rows).toBe(fresh.body.head.seq)
   })
 
+  test('the canonical text is exactly the jsonb text of the documented object, whatever the snapshots hold', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const odd = [
+      `{"name": "Pérez \\"el Tano\\" \\\\ \\u0001 \\t ✓ 😀", "nested": {"a": [1, 2.50, -0.000001, 1e3, true, null, {}], "": ""}}`,
+      '{"amount": 123456789012345678901234567890.123456789, "note": "</script>", "list": [[], [[]], "x"]}',
+      '"a bare string"',
+      '[]',
+    ]
+    for (const [i, snapshot] of odd.entries())
+      await t.ctx.database.rows(sql`insert into audit_logs (company_id, entity, entity_id, action, raw_action, actor_email, channel, channel_detail, before, after, changes)
+        values (${c.id}, 'clients', ${i + 1}, 'update', 'UPDATE', ${i % 2 ? null : 'Añá "q" <x@y>'}, ${i % 2 ? 'twin' : null},
+                ${i % 2 ? sql`'{"requested_by": "bot \\"1\\""}'::jsonb` : sql`null`}, ${i === 3 ? null : sql`${snapshot}::jsonb`}, ${snapshot}::jsonb, '[]')`)
+    const rows = await t.ctx.database.rows<{ ours: string; documented: string }>(sql`select audit_canonical(a) as ours, jsonb_build_object(
+        'id', a.id, 'entity', a.entity, 'entity_id', a.entity_id, 'action', a.action, 'raw_action', a.raw_action,
+        'actor_email', a.actor_email, 'channel', a.channel, 'channel_detail', a.channel_detail,
+        'timestamp', to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'before', a.before, 'after', a.after)::text as documented
+      from audit_logs a where company_id = ${c.id}`)
+    expect(rows.length).toBeGreaterThan(odd.length)
+    for (const r of rows) expect(r.ours).toBe(r.documented)
+  })
+
   test('verify, digests and the key: audit.view, and no client-scoped employee on company-wide routes', async () => {
     const t = await testApp()
     const c = await sealedCompany(t, 1)
@@ -158,7 +181,7 @@ describe('audit chain', () => {
     expect((await t.request('GET', '/api/audit-logs', { key: scoped.key })).status).toBe(200)
   })
 
-  test('no role the service runs as can update, delete or truncate audit rows; the seal is set once', async () => {
+  test('no role the service runs as can update, delete or truncate audit rows or their places', async () => {
     const t = await testApp()
     const c = await sealedCompany(t, 1)
     const db = t.ctx.db
@@ -175,26 +198,25 @@ describe('audit chain', () => {
       expect(String((error as { cause?: unknown })?.cause ?? error)).toMatch(pattern)
     }
     const appendOnly = /append-only/
-    // The connecting role (the tables' owner; here even a superuser): the guard trigger refuses.
+    // The connecting role (the tables' owner; here even a superuser): the guard triggers refuse.
     await refused(sql`update audit_logs set after = '{"name":"X"}' where id = ${row.id}`, appendOnly)
     await refused(sql`delete from audit_logs where id = ${row.id}`, appendOnly)
     await refused(sql`truncate audit_logs`, appendOnly)
-    await refused(sql`update audit_logs set seq = 999, hash = ${GENESIS} where id = ${row.id}`, appendOnly)
-    await refused(sql`update audit_logs set seq = null, prev_hash = null, hash = null, sealed_at = null where id = ${row.id}`, appendOnly)
-    // An unsealed row: the seal may be set, but not together with any other change.
+    await refused(sql`update audit_seals set hash = ${GENESIS} where audit_id = ${row.id}`, appendOnly)
+    await refused(sql`delete from audit_seals where audit_id = ${row.id}`, appendOnly)
+    await refused(sql`truncate audit_seals`, appendOnly)
+    // A row written now waits for its place; nothing about it can change while it waits either.
     await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Tarde', type: 1 } })
-    const [open] = await t.ctx.database.rows<{ id: number }>(sql`select id::int from audit_logs where company_id = ${c.id} and seq is null`)
-    await refused(
-      sql`update audit_logs set seq = 999, prev_hash = ${GENESIS}, hash = ${GENESIS}, sealed_at = now(), actor_email = 'x@y' where id = ${open.id}`,
-      appendOnly,
-    )
+    const [open] = await t.ctx.database.rows<{ id: number }>(sql`select audit_id::int as id from audit_pending where company_id = ${c.id}`)
+    await refused(sql`update audit_logs set actor_email = 'x@y' where id = ${open.id}`, appendOnly)
     expect(await makeDigests(db, new Date(Date.now() + 86_400_000))).toBeGreaterThan(0)
     await refused(sql`update audit_digests set hash = ${GENESIS} where company_id = ${c.id}`, appendOnly)
     await refused(sql`delete from audit_digests where company_id = ${c.id}`, appendOnly)
     await refused(sql`truncate audit_digests`, appendOnly)
     expect(await unsealed(t.ctx.database, c.id)).toBe(1)
 
-    // The tenant role every request runs as has no UPDATE or DELETE grant at all.
+    // The tenant role every request runs as has no UPDATE or DELETE grant at all, and cannot write places or take a
+    // row out of the queue.
     const asTenant = (query: ReturnType<typeof sql>) => [
       sql`select set_config('app.company_id', ${String(c.id)}, true), set_config('role', 'fos_app', true)`,
       query,
@@ -203,7 +225,10 @@ describe('audit chain', () => {
     await refused(asTenant(sql`delete from audit_logs where id = ${row.id}`), /permission denied/)
     await refused(asTenant(sql`truncate audit_logs`), /permission denied/)
     await refused(asTenant(sql`insert into audit_digests (company_id, date, seq, hash) values (${c.id}, '2026-01-01', 1, ${GENESIS})`), /permission denied/)
+    await refused(asTenant(sql`insert into audit_seals (audit_id, company_id, seq, prev_hash, hash, sealed_at) values (${open.id}, ${c.id}, 999, ${GENESIS}, ${GENESIS}, now())`), /permission denied/)
+    await refused(asTenant(sql`delete from audit_pending where company_id = ${c.id}`), /permission denied/)
     await sealAll(db)
+    expect(await unsealed(t.ctx.database, c.id)).toBe(0)
     expect((await verify(t, c.key)).body.verified).toBe(true)
   })
 
@@ -225,7 +250,7 @@ describe('audit chain', () => {
     expect((await verify(t, changed.key, '?from_seq=8')).body).toMatchObject({ verified: true, broken: null })
     expect((await verify(t, changed.key, '?to_seq=6')).body).toMatchObject({ verified: true, broken: null })
 
-    // A deleted row: its place is missing.
+    // A deleted row: its place has no row. With its place deleted too, the place itself is missing.
     const deleted = await sealedCompany(t)
     const rowsB = await chainOf(db, deleted.id)
     await asSuperuser(t, async (q) => {
@@ -234,18 +259,33 @@ describe('audit chain', () => {
     const b = await verify(t, deleted.key)
     expect(b.body).toMatchObject({ verified: false, rows: rowsB.length - 1, broken: { seq: 5, reason: 'gap' } })
     expect((await verify(t, deleted.key, '?to_seq=5')).body).toMatchObject({ verified: false, broken: { seq: 5, reason: 'gap' } })
+    await asSuperuser(t, async (q) => {
+      await q(sql`delete from audit_seals where audit_id = ${rowsB[4].id}`)
+    })
+    expect((await verify(t, deleted.key)).body).toMatchObject({ verified: false, rows: rowsB.length - 1, broken: { seq: 5, reason: 'gap' } })
+    expect((await verify(t, deleted.key, '?to_seq=5')).body).toMatchObject({ verified: false, broken: { seq: 5, reason: 'gap' } })
+
+    // A row moved to another company: its place no longer has it.
+    const moved = await sealedCompany(t)
+    const rowsM = await chainOf(db, moved.id)
+    await asSuperuser(t, async (q) => {
+      await q(sql`update audit_logs set company_id = ${changed.id} where id = ${rowsM[2].id}`)
+    })
+    expect((await verify(t, moved.key)).body).toMatchObject({ verified: false, broken: { seq: 3, reason: 'gap' } })
 
     // A forged row slipped in at place 5, correctly hashed onto place 4, the later rows moved up one place:
     // the old fifth row no longer links to what now precedes it.
     const forged = await sealedCompany(t)
     const rowsC = await chainOf(db, forged.id)
     await asSuperuser(t, async (q) => {
-      await q(sql`update audit_logs set seq = -seq where company_id = ${forged.id} and seq >= 5`)
-      await q(sql`update audit_logs set seq = 1 - seq where company_id = ${forged.id} and seq < 0`)
-      await q(sql`insert into audit_logs (company_id, entity, entity_id, action, raw_action, before, after, changes, seq, prev_hash, sealed_at)
-        values (${forged.id}, 'clients', 1, 'create', 'INSERT', null, '{"name":"Forjado"}', '[]', 5, ${rowsC[3].hash}, now())`)
-      await q(sql`update audit_logs a set hash = encode(sha256(convert_to(prev_hash || audit_canonical(a), 'UTF8')), 'hex')
-        where company_id = ${forged.id} and seq = 5`)
+      await q(sql`update audit_seals set seq = -seq where company_id = ${forged.id} and seq >= 5`)
+      await q(sql`update audit_seals set seq = 1 - seq where company_id = ${forged.id} and seq < 0`)
+      await q(sql`with forged as (
+          insert into audit_logs (company_id, entity, entity_id, action, raw_action, before, after, changes)
+          values (${forged.id}, 'clients', 1, 'create', 'INSERT', null, '{"name":"Forjado"}', '[]') returning *)
+        insert into audit_seals (audit_id, company_id, seq, prev_hash, hash, sealed_at)
+        select a.id, a.company_id, 5, ${rowsC[3].hash}, encode(sha256(convert_to(${rowsC[3].hash} || audit_canonical(a::audit_logs), 'UTF8')), 'hex'), now()
+          from forged a`)
     })
     const cRes = await verify(t, forged.key)
     expect(cRes.body).toMatchObject({ verified: false, rows: rowsC.length + 1, broken: { seq: 6, reason: 'prev_mismatch' } })
@@ -255,8 +295,11 @@ describe('audit chain', () => {
     const rowsD = await chainOf(db, appended.id)
     const headD = rowsD[rowsD.length - 1]
     await asSuperuser(t, async (q) => {
-      await q(sql`insert into audit_logs (company_id, entity, entity_id, action, raw_action, after, changes, seq, prev_hash, hash, sealed_at)
-        values (${appended.id}, 'clients', 1, 'create', 'INSERT', '{}', '[]', ${headD.seq + 1}, ${headD.hash}, ${'f'.repeat(64)}, now())`)
+      await q(sql`with forged as (
+          insert into audit_logs (company_id, entity, entity_id, action, raw_action, after, changes)
+          values (${appended.id}, 'clients', 1, 'create', 'INSERT', '{}', '[]') returning id)
+        insert into audit_seals (audit_id, company_id, seq, prev_hash, hash, sealed_at)
+        select id, ${appended.id}, ${headD.seq + 1}, ${headD.hash}, ${'f'.repeat(64)}, now() from forged`)
     })
     expect((await verify(t, appended.key)).body).toMatchObject({ verified: false, broken: { seq: headD.seq + 1, reason: 'hash_mismatch' } })
 
@@ -273,7 +316,7 @@ describe('audit chain', () => {
     const head = rows[rows.length - 1]
     // The first three places were sealed a day earlier (rewritten as the superuser: the guard allows no such change).
     await asSuperuser(t, async (q) => {
-      await q(sql`update audit_logs set sealed_at = sealed_at - interval '1 day' where company_id = ${c.id} and seq <= 3`)
+      await q(sql`update audit_seals set sealed_at = sealed_at - interval '1 day' where company_id = ${c.id} and seq <= 3`)
     })
     const [{ today }] = await t.ctx.database.rows<{ today: string }>(
       sql`select to_char((now() at time zone 'America/Argentina/Buenos_Aires')::date, 'YYYY-MM-DD') as today`,
@@ -387,7 +430,7 @@ describe('audit chain', () => {
           )
           for (let i = 0; i < 200; i++) {
             const [sealedAfter] = await t.ctx.database.rows<{ n: number }>(
-              sql`select count(*)::int as n from audit_logs where company_id = ${c.id} and id > ${id} and seq is not null`,
+              sql`select count(*)::int as n from audit_seals where company_id = ${c.id} and audit_id > ${id}`,
             )
             if (sealedAfter.n > 0) return
             await Bun.sleep(25)

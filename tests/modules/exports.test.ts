@@ -434,3 +434,103 @@ describe('statements', () => {
     expect(json.body.accounts[0].closing_balance).toBe(bal[s.acc.ARS])
   })
 })
+
+describe('statement bytes', () => {
+  // The database writes the statement text; this rebuilds the expected bytes from the rows the way the server wrote
+  // them row by row before (decimal.js sums, JSON.stringify, csv.ts quoting), over several batches.
+  const D = Decimal.clone({ precision: 40 })
+  /** Equal texts; on a difference, shows where it starts rather than two megabytes. */
+  const sameText = (got: string, want: string) => {
+    let i = 0
+    while (i < got.length && got[i] === want[i]) i++
+    expect(got.slice(Math.max(0, i - 80), i + 80)).toBe(want.slice(Math.max(0, i - 80), i + 80))
+    expect(got.length).toBe(want.length)
+  }
+  const csvCell = (v: string) => {
+    const safe = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v
+    return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe
+  }
+
+  test('JSON and CSV of a 2,600-row statement equal the expected bytes; the ETag is the digest of those bytes', async () => {
+    const t = await testApp()
+    const s = await setup(t)
+    await t.request('PATCH', `/api/clients/${s.clientId}`, { key: s.c.key, body: { name: 'Juan "Tito", =1+1 \u0007 ñ' } })
+    const op = await completed(t, s, [{ account: s.acc.USD, amount: '0.000001' }, { account: s.caja.USD, amount: '-0.000001' }], {
+      completedAt: '2023-12-31T12:00:00.123456Z',
+      description: 'operación "base", con coma',
+    })
+    const descriptions = ['', 'plain', 'comma, inside', 'quote " inside', 'line\nbreak\r\nCRLF', '=SUM(A1)', '+1', '-2', '@x', '\ttab', 'ctl \u0001\u001f\u007f', 'ñandú € 😀', '\\ back / slash', ' lead']
+    // Amounts of up to 22 digits push the running balance past 15 significant digits, past 1e21 and back, and
+    // completion instants repeat so the keyset order falls back on the id.
+    const amounts = ['0.5', '-0.25', '1234.567891', '-0.000001', '98765432109876.543210', '400000000000000000000', '400000000000000000000', '400000000000000000000', '-1199999999999999999999.999999', '7', '0.1', '-1000000']
+    const n = 2600
+    await t.ctx.database.rows(sql`insert into transactions (company_id, operation_id, account_id, currency, amount, status, description, completed_at)
+      select ${s.c.id}, ${op.id}, ${s.acc.ARS}, 'ARS', (${JSON.stringify(amounts)}::jsonb ->> (g % ${amounts.length}))::numeric, 'completed',
+             ${JSON.stringify(descriptions)}::jsonb ->> (g % ${descriptions.length}),
+             '2024-01-01T00:00:00Z'::timestamptz + ((g / 3) || ' seconds')::interval + ((g % 7) || ' microseconds')::interval
+      from generate_series(1, ${n}) g`)
+    await t.ctx.database.rows(sql`insert into transactions (company_id, operation_id, account_id, currency, amount, status, description, completed_at)
+      values (${s.c.id}, ${op.id}, ${s.acc.ARS}, 'ARS', 5, 'pending', 'not completed', null)`)
+    await t.ctx.database.rows(sql`update accounts a set balance = coalesce((select sum(amount) from transactions t where t.account_id = a.id and t.status = 'completed'), 0)
+      where a.id in (${s.acc.ARS}, ${s.acc.USD})`)
+
+    async function expected(from: string | null) {
+      const [client] = await t.ctx.database.rows<{ name: string }>(sql`select name from clients where id = ${s.clientId}`)
+      const accounts = await t.ctx.database.rows<{ id: number; name: string; currency_name: string; balance: string }>(
+        sql`select id, name, currency_name, balance::text as balance from accounts where client_id = ${s.clientId} order by id`,
+      )
+      const out = []
+      const csv = ['account_id,account_name,currency,transaction_id,operation_id,completed_at,description,amount,running_balance\r\n']
+      for (const a of accounts) {
+        const rows = await t.ctx.database.rows<{ id: number; operation_id: number; ms: string; description: string; amount: string; before: boolean }>(
+          sql`select t.id, t.operation_id, floor(extract(epoch from t.completed_at) * 1000)::text as ms, t.amount::text as amount,
+              case when t.description <> '' then t.description else o.description end as description,
+              ${from}::timestamptz is not null and t.completed_at < ${from}::timestamptz as before
+            from transactions t join operations o on o.id = t.operation_id
+            where t.account_id = ${a.id} and t.status = 'completed' order by t.completed_at, t.id`,
+        )
+        let running = new D(0)
+        for (const r of rows.filter((r) => r.before)) running = running.plus(r.amount)
+        const opening = running
+        const transactions = []
+        for (const r of rows.filter((r) => !r.before)) {
+          running = running.plus(r.amount)
+          const completedAt = new Date(Number(r.ms)).toISOString()
+          transactions.push({ id: Number(r.id), operation_id: Number(r.operation_id), completed_at: completedAt, description: r.description, amount: Number(new D(r.amount).toString()), running_balance: Number(running.toString()) })
+          csv.push([String(a.id), csvCell(a.name), csvCell(a.currency_name), String(r.id), String(r.operation_id), completedAt, csvCell(r.description), new D(r.amount).toFixed(), running.toFixed()].join(',') + '\r\n')
+        }
+        out.push({ id: Number(a.id), name: a.name, currency_name: a.currency_name, balance: Number(a.balance), opening_balance: Number(opening.toString()), closing_balance: Number(running.toString()), transactions })
+      }
+      const json = JSON.stringify({ client: { id: s.clientId, name: client.name, type: 1 }, timezone: 'America/Argentina/Buenos_Aires', from, until: null, accounts: out })
+      return { json, csv: csv.join('') }
+    }
+
+    const get = (query: string, headers: Record<string, string> = {}) =>
+      t.app.handle(new Request(`http://fos.test/api/external/clients/${s.clientId}/statement${query}`, { headers: { 'x-api-key': s.c.key, ...headers } }))
+    const want = await expected(null)
+    expect(want.json).toContain('e+21')
+    const json = await get('')
+    expect(json.status).toBe(200)
+    expect(json.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    const text = await json.text()
+    sameText(text, want.json)
+    const tag = json.headers.get('etag')
+    expect(tag).toBe(`"${new Bun.CryptoHasher('sha1').update(text).digest('base64url')}"`)
+    const csv = await get('?format=csv')
+    sameText(await csv.text(), want.csv)
+
+    const from = '2024-01-01T00:05:00.000Z'
+    const since = await expected(from)
+    sameText(await (await get(`?from=${from}`)).text(), since.json)
+    sameText(await (await get(`?format=csv&from=${from}`)).text(), since.csv)
+
+    const same = await get('', { 'if-none-match': tag! })
+    expect(same.status).toBe(304)
+    expect(await same.text()).toBe('')
+    await completed(t, s, [{ account: s.acc.ARS, amount: 1 }, { account: s.caja.ARS, amount: -1 }])
+    const changed = await get('', { 'if-none-match': tag! })
+    expect(changed.status).toBe(200)
+    expect(changed.headers.get('etag')).not.toBe(tag)
+    sameText(await changed.text(), (await expected(null)).json)
+  }, 60_000)
+})

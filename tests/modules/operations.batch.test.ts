@@ -41,8 +41,8 @@ describe('POST /api/operations/batch', () => {
     const single = await ledgerSetup(t)
     const batched = await ledgerSetup(t)
     const seen: number[] = []
-    t.ctx.events.on('operation.created', async (_tx, e) => {
-      if (e.companyId === batched.c.id) seen.push(e.object.id)
+    t.ctx.events.on('operation.created', async (_tx, events) => {
+      for (const e of events) if (e.companyId === batched.c.id) seen.push(e.object.id)
     })
 
     for (const body of mix(single)) expect((await t.request('POST', '/api/operations', { key: single.c.key, body })).status).toBe(201)

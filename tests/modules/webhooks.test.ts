@@ -5,11 +5,14 @@ import { buildTestApp, postgresTest, testApp, type Company, type TestApp } from 
 import { freePort } from '../server'
 import { startReceiver, verify, type Receiver } from '../receiver'
 import { ledgerSetup } from './operations.fixtures'
-import { deliveryWorker } from '../../server/modules/webhooks'
+import { DeliveryWorker, deliveryWorker } from '../../server/modules/webhooks'
 import { write } from '../../server/lib/write'
 import { announce } from '../../server/lib/events'
 import { authenticateKey } from '../../server/access/caller'
 import { DEFAULT_RETRY_SCHEDULE, loadConfig } from '../../server/config'
+import { pinned, sendTarget } from '../../server/modules/webhooks/address'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 let t: TestApp
 const receivers: Receiver[] = []
@@ -91,6 +94,38 @@ describe('endpoint management', () => {
     expect(ok.status).toBe(201)
     const patched = await strict.request('PATCH', `/api/webhook-endpoints/${ok.body.id}`, { key: c.key, body: { url: 'https://192.168.1.1/' } })
     expect(patched.status).toBe(422)
+  })
+
+  test('an attempt connects to the address that was checked, naming its host to HTTP and to TLS', async () => {
+    const strict = { allowHttp: false, allowPrivate: false }
+    expect(await sendTarget('https://localhost/hook', strict)).toEqual({ refused: 'blocked address' })
+    expect(await sendTarget('https://93.184.215.14/hook', strict)).toEqual({ url: 'https://93.184.215.14/hook', headers: {} })
+    expect(pinned(new URL('https://hooks.example:8443/in?x=1'), '2001:4860:4860::8888')).toEqual({
+      url: 'https://[2001:4860:4860::8888]:8443/in?x=1',
+      headers: { host: 'hooks.example:8443' },
+      tls: { serverName: 'hooks.example' },
+    })
+    expect(pinned(new URL('http://hooks.example/in'), '93.184.215.14')).toEqual({ url: 'http://93.184.215.14/in', headers: { host: 'hooks.example' } })
+
+    // A TLS receiver whose certificate names hooks.test only, reached at 127.0.0.1 as an attempt pinned there is.
+    const fixtures = join(import.meta.dir, '..', 'fixtures')
+    const cert = readFileSync(join(fixtures, 'hooks-test.cert.pem'), 'utf8')
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      tls: { cert, key: readFileSync(join(fixtures, 'hooks-test.key.pem'), 'utf8') },
+      fetch: (req) => Response.json({ host: req.headers.get('host') }),
+    })
+    try {
+      const target = pinned(new URL(`https://hooks.test:${server.port}/hook`), '127.0.0.1')
+      const res = await fetch(target.url, { method: 'POST', headers: target.headers, tls: { ...target.tls, ca: cert } })
+      expect(await res.json()).toEqual({ host: `hooks.test:${server.port}` })
+      // The certificate is checked against the endpoint's name, not the address.
+      const other = pinned(new URL(`https://other.test:${server.port}/hook`), '127.0.0.1')
+      await expect(fetch(other.url, { method: 'POST', headers: other.headers, tls: { ...other.tls, ca: cert } })).rejects.toThrow()
+    } finally {
+      server.stop(true)
+    }
   })
 
   test('create shows the secret once; reads never; unknown types are 400; who may manage', async () => {
@@ -449,6 +484,46 @@ describe('delivery', () => {
     const other = await t.newCompany()
     expect((await t.request('POST', `/api/events/${got.id}/resend`, { key: other.key })).status).toBe(404)
   })
+
+  postgresTest(
+    'two workers on their own pools, woken at once over a backlog, never have more than the per-endpoint bound in flight together',
+    async () => {
+      const config = { ...t.ctx.config.webhooks, perEndpoint: 2 }
+      const [p, q] = await Promise.all([buildTestApp({ webhooks: config }), buildTestApp({ webhooks: config })])
+      const c = await t.newCompany()
+      const r = receiver()
+      let inFlight = 0
+      let most = 0
+      r.respond = async () => {
+        most = Math.max(most, ++inFlight)
+        await Bun.sleep(40)
+        inFlight--
+        return new Response('ok')
+      }
+      const ep = await endpoint(c, r.url)
+      // This file's own worker would take the backlog alone: it sits out.
+      await deliveryWorker(t.ctx).stop()
+      try {
+        await t.ctx.db.execute(sql`with ev as (
+            insert into events (company_id, type, object_kind, object_id, data)
+            select ${c.id}, 'webhook.test', 'bench', g, '{"object":null}'::jsonb from generate_series(1, 30) g returning id, object_id
+          )
+          insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
+          select ${c.id}, ${ep.id}, id, 'bench:' || object_id from ev`)
+        const workers = [new DeliveryWorker(p.ctx), new DeliveryWorker(q.ctx)]
+        for (const w of workers) w.start()
+        await r.until((all) => all.length >= 30, 30_000)
+        await Promise.all(workers.map((w) => w.stop()))
+        expect(new Set(r.received.map((x) => x.id)).size).toBe(30)
+        expect(most).toBeLessThanOrEqual(2)
+      } finally {
+        deliveryWorker(t.ctx).start()
+        // The suite shares one Postgres with max_connections 100: these two pools go now, not at the end of the run.
+        await Promise.all([p, q].map((x) => x.ctx.database.close()))
+      }
+    },
+    60_000,
+  )
 
   test('one object\'s events reach an endpoint in commit order, even across a retry', async () => {
     const { c, typeId, cli } = await ledgerSetup(t)

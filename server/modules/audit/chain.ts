@@ -7,10 +7,12 @@ import { pagination } from '../../lib/models'
 /**
  * The per-company hash chain of the audit trail (contract §14).
  *
- * Rows are written unsealed by the audit trigger, which does no hashing, so the write path pays nothing. A sealer
- * runs in every process; for one company it takes a transaction-scoped advisory lock shared by every process,
- * reads the chain head, then the company's unsealed rows that are committed and visible, in id order, and gives
- * them the next places. A row whose transaction commits late (a lower id still uncommitted while higher ones are
+ * Rows are written unsealed by the audit trigger, which does no hashing; each also gets an entry in `audit_pending`.
+ * A sealer runs in every process; for one company it takes a transaction-scoped advisory lock shared by every
+ * process, reads the chain head, then the company's pending rows that are committed and visible, in id order, and
+ * gives them the next places: rows of `audit_seals`, inserted, while their pending entries are deleted in the same
+ * transaction. Audit rows themselves are never rewritten (no second version of a wide row, nor of its five index
+ * entries, per row sealed). A row whose transaction commits late (a lower id still uncommitted while higher ones are
  * sealed) is simply invisible until it commits and then gets the next place: `seq` is handed out at seal time,
  * under the lock, so it follows the order rows became visible and never leaves a gap or reuses a place.
  */
@@ -20,7 +22,6 @@ export const GENESIS = '0'.repeat(64)
 /** First key of the two-key advisory lock; the second is the company id. Any constant, the same in every process. */
 const CHAIN_LOCK = 727_402
 const SEAL_BATCH = 2000
-const VERIFY_BATCH = 10_000
 
 /** hex SHA-256 of the UTF-8 bytes of prev_hash followed by the row's canonical JSON (db/sql/audit.sql, audit_canonical). */
 export function chainHash(prevHash: string, canonical: string): string {
@@ -44,11 +45,13 @@ export async function sealBatch(db: Db, companyId: number, wait = true): Promise
     }
     // Read committed: each statement below sees every seal committed before the lock was granted.
     const [head] = rowsOf<{ seq: string | number; hash: string }>(
-      await tx.execute(sql`select seq, hash from audit_logs where company_id = ${companyId} and seq is not null order by seq desc limit 1`),
+      await tx.execute(sql`select seq, hash from audit_seals where company_id = ${companyId} order by seq desc limit 1`),
     )
-    const rows = rowsOf<{ id: string | number; canonical: string }>(
-      await tx.execute(sql`select a.id, audit_canonical(a) as canonical from audit_logs a
-        where a.company_id = ${companyId} and a.seq is null order by a.id limit ${SEAL_BATCH}`),
+    // An entry whose row is gone (removed behind the service's back before its seal) has no place to take; it leaves.
+    const rows = rowsOf<{ id: string | number; canonical: string | null }>(
+      await tx.execute(sql`select p.audit_id as id, audit_canonical(a) as canonical
+        from audit_pending p left join audit_logs a on a.id = p.audit_id
+        where p.company_id = ${companyId} order by p.audit_id limit ${SEAL_BATCH}`),
     )
     if (rows.length === 0) return 0
     let seq = head ? Number(head.seq) : 0
@@ -58,6 +61,7 @@ export async function sealBatch(db: Db, companyId: number, wait = true): Promise
     const prevs: string[] = []
     const hashes: string[] = []
     for (const r of rows) {
+      if (r.canonical === null) continue
       const hash = chainHash(prev, r.canonical)
       ids.push(Number(r.id))
       seqs.push(++seq)
@@ -66,20 +70,19 @@ export async function sealBatch(db: Db, companyId: number, wait = true): Promise
       prev = hash
     }
     // One clock reading for the batch, taken under the lock, so sealed_at never decreases as seq grows.
-    await tx.execute(sql`update audit_logs a
-      set seq = v.seq, prev_hash = v.prev_hash, hash = v.hash, sealed_at = (select clock_timestamp())
-      from unnest(${intArray(ids)}::bigint[], ${intArray(seqs)}::bigint[], ${hexArray(prevs)}::text[], ${hexArray(hashes)}::text[])
-        as v(id, seq, prev_hash, hash)
-      where a.id = v.id`)
+    await tx.execute(sql`insert into audit_seals (audit_id, company_id, seq, prev_hash, hash, sealed_at)
+      select v.id, ${companyId}, v.seq, v.prev_hash, v.hash, (select clock_timestamp())
+        from unnest(${intArray(ids)}::bigint[], ${intArray(seqs)}::bigint[], ${hexArray(prevs)}::text[], ${hexArray(hashes)}::text[])
+          as v(id, seq, prev_hash, hash)`)
+    await tx.execute(sql`delete from audit_pending where company_id = ${companyId}
+      and audit_id = any(${intArray(rows.map((r) => Number(r.id)))}::bigint[])`)
     return rows.length
   })
 }
 
-/** Companies that have rows waiting for a place (the small partial index of unsealed rows answers this). */
+/** Companies that have rows waiting for a place (the queue is short: entries leave as their rows are sealed). */
 export async function companiesToSeal(db: Db): Promise<number[]> {
-  const rows = rowsOf<{ company_id: number }>(
-    await db.execute(sql`select distinct company_id from audit_logs where seq is null and company_id is not null`),
-  )
+  const rows = rowsOf<{ company_id: number }>(await db.execute(sql`select distinct company_id from audit_pending`))
   return rows.map((r) => Number(r.company_id))
 }
 
@@ -127,17 +130,20 @@ export interface VerifyResult {
   broken: null | { seq: number; reason: 'hash_mismatch' | 'gap' | 'prev_mismatch' }
 }
 
+const REASONS = ['gap', 'prev_mismatch', 'hash_mismatch'] as const
+
 /**
- * Recomputes the chain over `[from, to]` in keyset batches (constant memory), against the rows as stored.
- * The first break wins: a missing place is a `gap`, a row whose prev_hash is not the hash of the row before is a
- * `prev_mismatch`, a row whose hash is not what its content gives is a `hash_mismatch`. After it the rest of the
- * range is only counted.
+ * Recomputes the chain over `[from, to]` against the rows as stored, in one statement that answers one row. The first
+ * break wins: a missing place, or a place whose audit row is gone (or moved to another company), is a `gap`, a
+ * place whose prev_hash is not the hash of the row before is a
+ * `prev_mismatch`, a place whose hash is not what its row gives is a `hash_mismatch`. The rest of the range is only
+ * counted.
  */
 export async function verifyChain(db: Executor, companyId: number, from?: number, to?: number): Promise<VerifyResult> {
   if (from !== undefined && to !== undefined && from > to)
     throw invalid('from_seq is after to_seq', [{ field: 'from_seq', message: 'must not exceed to_seq' }])
   const [top] = rowsOf<{ seq: string | number; hash: string }>(
-    await db.execute(sql`select seq, hash from audit_logs where company_id = ${companyId} and seq is not null order by seq desc limit 1`),
+    await db.execute(sql`select seq, hash from audit_seals where company_id = ${companyId} order by seq desc limit 1`),
   )
   const chainHead = top ? { seq: Number(top.seq), hash: top.hash } : { seq: 0, hash: GENESIS }
   const first = from ?? 1
@@ -148,46 +154,60 @@ export async function verifyChain(db: Executor, companyId: number, from?: number
   let expectedPrev: string | null = GENESIS
   if (first > 1) {
     const [before] = rowsOf<{ hash: string }>(
-      await db.execute(sql`select hash from audit_logs where company_id = ${companyId} and seq = ${first - 1}`),
+      await db.execute(sql`select hash from audit_seals where company_id = ${companyId} and seq = ${first - 1}`),
     )
     // With the row before the range missing, the range's first link cannot be checked from inside the range.
     expectedPrev = before?.hash ?? null
   }
-  const breakAt = (seq: number, reason: NonNullable<VerifyResult['broken']>['reason']) => {
-    result.verified = false
-    result.broken = { seq, reason }
-  }
 
-  let expected = first
-  let cursor = first - 1
-  for (;;) {
-    // Each row's hash is recomputed where the row lies (Postgres's own SHA-256 over the same bytes the sealer hashed
-    // with node:crypto), so only places and hashes travel; the links between rows are checked here, in order.
-    const batch = rowsOf<{ seq: string | number; prev_hash: string | null; hash: string | null; ok: boolean | null }>(
-      await db.execute(sql`select a.seq, a.prev_hash, a.hash,
-          a.hash = encode(sha256(convert_to(a.prev_hash || audit_canonical(a), 'UTF8')), 'hex') as ok
-        from audit_logs a
-        where a.company_id = ${companyId} and a.seq > ${cursor} and a.seq <= ${last}
-        order by a.seq limit ${VERIFY_BATCH}`),
+  // Every row's hash is recomputed where the row lies (Postgres's own SHA-256 over the same bytes the sealer hashed
+  // with node:crypto), in the inner query, so parallel workers share it; the links are checked in seq order by the
+  // window above it. A row's break is encoded as 4·place + reason, so the smallest is the first break in order
+  // (a gap names the missing place, which lies between the row before and this one). Only that, the count and the
+  // bounds come back: memory stays flat however long the chain. JIT compiling would cost seconds on a long chain and
+  // speed up none of the work, which is in the functions.
+  await db.execute(sql`set local jit = off`)
+  const [found] = rowsOf<{ rows: string | number; first_seq: string | number | null; last_seq: string | number | null; broken: string | number | null }>(
+    await db.execute(sql`
+      with linked as (
+        select r.seq, r.prev_hash, r.intact, r.missing,
+               lag(r.seq) over w as before_seq, lag(r.hash) over w as before_hash
+          from (select s.seq, s.prev_hash, s.hash, a.id is null as missing,
+                       s.hash = encode(sha256(convert_to(s.prev_hash || audit_canonical(a), 'UTF8')), 'hex') as intact
+                  from audit_seals s
+                  left join audit_logs a on a.id = s.audit_id and a.company_id = s.company_id
+                 where s.company_id = ${companyId} and s.seq >= ${first} and s.seq <= ${last}
+                 order by s.seq) r
+        window w as (order by r.seq)
+      ), judged as (
+        select seq, missing, case
+            when seq <> coalesce(before_seq + 1, ${first}) then coalesce(before_seq + 1, ${first}) * 4 + 0
+            when missing then seq * 4 + 0
+            when prev_hash is distinct from (case when before_seq is null then ${expectedPrev}::text else before_hash end)
+                 and (before_seq is not null or ${expectedPrev}::text is not null) then seq * 4 + 1
+            when intact is not true then seq * 4 + 2
+          end as broken
+          from linked
+      )
+      select count(*) filter (where not missing) as rows, min(seq) as first_seq, max(seq) as last_seq, min(broken) as broken from judged`),
+  )
+  const rows = Number(found.rows)
+  if (rows > 0) {
+    const lastSeq = Number(found.last_seq)
+    const [at] = rowsOf<{ hash: string | null }>(
+      await db.execute(sql`select hash from audit_seals where company_id = ${companyId} and seq = ${lastSeq} limit 1`),
     )
-    for (const r of batch) {
-      const seq = Number(r.seq)
-      result.rows++
-      result.first_seq ??= seq
-      result.last_seq = seq
-      result.head = { seq, hash: r.hash ?? '' }
-      if (result.broken) continue
-      if (seq !== expected) breakAt(expected, 'gap')
-      else if (expectedPrev !== null && r.prev_hash !== expectedPrev) breakAt(seq, 'prev_mismatch')
-      else if (r.ok !== true) breakAt(seq, 'hash_mismatch')
-      expectedPrev = r.hash
-      expected = seq + 1
-    }
-    if (batch.length < VERIFY_BATCH) break
-    cursor = Number(batch[batch.length - 1].seq)
+    Object.assign(result, { rows, first_seq: Number(found.first_seq), last_seq: lastSeq, head: { seq: lastSeq, hash: at?.hash ?? '' } })
   }
-  // Places missing at the end of an explicit range that stops before the head.
-  if (!result.broken && expected <= last) breakAt(expected, 'gap')
+  if (found.broken !== null) {
+    const code = Number(found.broken)
+    result.verified = false
+    result.broken = { seq: Math.floor(code / 4), reason: REASONS[code % 4] }
+  } else if ((result.last_seq ?? first - 1) < last) {
+    // Places missing at the end of the range (or the whole range): no row after them to notice.
+    result.verified = false
+    result.broken = { seq: (result.last_seq ?? first - 1) + 1, reason: 'gap' }
+  }
   return result
 }
 
@@ -200,7 +220,7 @@ export async function verifyChain(db: Executor, companyId: number, from?: number
 export async function makeDigests(db: Db, now: Date): Promise<number> {
   const companies = rowsOf<{ id: number; timezone: string }>(
     await db.execute(sql`select c.id, c.timezone from companies c
-      where exists (select 1 from audit_logs a where a.company_id = c.id and a.seq is not null)
+      where exists (select 1 from audit_seals s where s.company_id = c.id)
         and not exists (select 1 from audit_digests d where d.company_id = c.id
                         and d.date = (${now.toISOString()}::timestamptz at time zone c.timezone)::date - 1)`),
   )
@@ -213,8 +233,8 @@ export async function makeDigests(db: Db, now: Date): Promise<number> {
           with bounds as (
             select coalesce(
                      (select max(date) + 1 from audit_digests where company_id = ${c.id}),
-                     (select (sealed_at at time zone ${c.timezone})::date from audit_logs
-                       where company_id = ${c.id} and seq is not null order by seq limit 1)
+                     (select (sealed_at at time zone ${c.timezone})::date from audit_seals
+                       where company_id = ${c.id} order by seq limit 1)
                    ) as first_day,
                    (${now.toISOString()}::timestamptz at time zone ${c.timezone})::date - 1 as last_day
           ), days as (
@@ -224,9 +244,9 @@ export async function makeDigests(db: Db, now: Date): Promise<number> {
             -- sealed_at grows with seq, so walking back from the head stops at the first row sealed before midnight.
             select days.day, h.seq, h.hash
               from days cross join lateral (
-                select a.seq, a.hash from audit_logs a
-                 where a.company_id = ${c.id} and a.seq is not null and a.sealed_at < days.day_end
-                 order by a.seq desc limit 1) h
+                select s.seq, s.hash from audit_seals s
+                 where s.company_id = ${c.id} and s.sealed_at < days.day_end
+                 order by s.seq desc limit 1) h
           )
           insert into audit_digests (company_id, date, seq, hash)
           select ${c.id}, heads.day, heads.seq, heads.hash from heads

@@ -53,7 +53,7 @@ export const auditModule = (app: AppContext) =>
           summary: 'Recompute the audit chain and name the first break',
           description: [
             'Recomputes every hash of the range `[from_seq, to_seq]` (default: the whole chain; `to_seq` past the head stops at the head) from the rows as',
-            'stored, in one snapshot, reading in keyset batches. A row changed behind the service\'s back is a `hash_mismatch` at its place; a row removed is a',
+            'stored, in one snapshot and one statement. A row changed behind the service\'s back is a `hash_mismatch` at its place; a row removed (or moved to another company) is a',
             '`gap` at its place; a row inserted (or a row whose link was rewritten) is a `prev_mismatch` at the first place that no longer links to the one',
             'before it. Only the first break is named; the rest of the range is still counted in `rows`. Rows not yet sealed are not part of the chain.',
             'The chain alone cannot show rows cut off after the last place, nor a history rewritten whole from some place on with every hash recomputed:',

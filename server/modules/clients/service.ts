@@ -3,7 +3,7 @@ import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import { rowsOf, type Database, type Executor, type Tx } from '../../../db/client'
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, invalid, notFound, unprocessable } from '../../lib/errors'
-import { announce } from '../../lib/events'
+import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
@@ -162,8 +162,8 @@ export const MAX_CLIENT_BATCH = 1000
 type ClientDto = ReturnType<typeof clientDto>
 
 /**
- * Inserts clients with their accounts and tags in three statements whatever their number (each from arrays bound as
- * single parameters), and answers them as `getClient` would, from the inserted rows. Tags are looked up by primary key
+ * Inserts clients with their accounts and tags in one statement whatever their number (each from arrays bound as
+ * single parameters), answers them as `getClient` would, from the inserted rows, and announces them together. Tags are looked up by primary key
  * and their company checked on the rows. Items naming an unknown tag are returned in `bad` and nothing is written.
  */
 async function insertClients(
@@ -186,49 +186,57 @@ async function insertClients(
   if (bad.length) return { bad, created: [] }
 
   const iso = (column: string) => isoSql(sql.raw(column))
-  const rows = rowsOf<Omit<ClientDto, 'accounts' | 'client_tags'>>(
-    await tx.execute(sql`insert into clients (company_id, name, description, type)
-      select ${companyId}, u.name, u.description, u.type
-      from unnest(${pgArray(inputs.map((i) => i.name), 'text')}, ${pgArray(inputs.map((i) => i.description ?? ''), 'text')},
-                  ${pgArray(inputs.map((i) => i.type), 'smallint')}) with ordinality as u(name, description, type, n)
-      order by u.n
-      returning id, name, description, company_id, type, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at`),
-  ).sort((a, b) => a.id - b.id)
+  const opened = inputs.flatMap((input, i) => (input.accounts ?? []).map((a) => ({ client: i + 1, name: a.name ?? a.currency_name, currency: a.currency_name })))
+  const links = inputs.flatMap((input, i) => (input.tag_ids ?? []).map((tagId) => ({ client: i + 1, tagId })))
+  // One statement: client ids are drawn first, so accounts and tag links name their client inside it; the foreign
+  // keys are checked at its end, when every row exists.
+  const [inserted] = rowsOf<{
+    clients: Omit<ClientDto, 'accounts' | 'client_tags'>[]
+    accounts: (Omit<ReturnType<typeof accountDto>, 'balance'> & { balance: string })[]
+    links: { id: number; client_id: number; tag_id: number; created_at: string }[]
+  }>(
+    await tx.execute(sql`with ids as materialized (
+        select n, nextval(pg_get_serial_sequence('clients', 'id'))::int as id from generate_series(1, ${inputs.length}::int) as n
+      ), inserted as (
+        insert into clients (id, company_id, name, description, type)
+        select ids.id, ${companyId}, u.name, u.description, u.type
+        from unnest(${pgArray(inputs.map((i) => i.name), 'text')}, ${pgArray(inputs.map((i) => i.description ?? ''), 'text')},
+                    ${pgArray(inputs.map((i) => i.type), 'smallint')}) with ordinality as u(name, description, type, n)
+        join ids on ids.n = u.n
+        order by u.n
+        returning id, name, description, company_id, type, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at
+      ), opened as (
+        insert into accounts (company_id, client_id, name, currency_name)
+        select ${companyId}, ids.id, u.name, u.currency_name
+        from unnest(${pgArray(opened.map((a) => a.client), 'int')}, ${pgArray(opened.map((a) => a.name), 'text')},
+                    ${pgArray(opened.map((a) => a.currency), 'text')}) with ordinality as u(client, name, currency_name, n)
+        join ids on ids.n = u.client
+        order by u.n
+        returning id, name, currency_name, client_id, balance::text as balance, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at
+      ), linked as (
+        insert into client_tags (company_id, client_id, tag_id)
+        select ${companyId}, ids.id, u.tag_id
+        from unnest(${pgArray(links.map((l) => l.client), 'int')}, ${pgArray(links.map((l) => l.tagId), 'int')}) with ordinality as u(client, tag_id, n)
+        join ids on ids.n = u.client
+        order by u.n
+        returning id, client_id, tag_id, ${iso('created_at')} as created_at
+      )
+      select coalesce((select json_agg(inserted order by inserted.id) from inserted), '[]') as clients,
+        coalesce((select json_agg(opened order by opened.id) from opened), '[]') as accounts,
+        coalesce((select json_agg(linked order by linked.id) from linked), '[]') as links`),
+  )
 
-  const opened = inputs.flatMap((input, i) => (input.accounts ?? []).map((a) => ({ client: rows[i].id, name: a.name ?? a.currency_name, currency: a.currency_name })))
-  const accountRows = opened.length
-    ? rowsOf<Omit<ReturnType<typeof accountDto>, 'balance'> & { balance: string }>(
-        await tx.execute(sql`insert into accounts (company_id, client_id, name, currency_name)
-          select ${companyId}, u.client_id, u.name, u.currency_name
-          from unnest(${pgArray(opened.map((a) => a.client), 'int')}, ${pgArray(opened.map((a) => a.name), 'text')},
-                      ${pgArray(opened.map((a) => a.currency), 'text')}) with ordinality as u(client_id, name, currency_name, n)
-          order by u.n
-          returning id, name, currency_name, client_id, balance::text as balance, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at`),
-      ).sort((a, b) => a.id - b.id)
-    : []
-
-  const links = inputs.flatMap((input, i) => (input.tag_ids ?? []).map((tagId) => ({ client: rows[i].id, tagId })))
-  const linkRows = links.length
-    ? rowsOf<{ id: number; client_id: number; tag_id: number; created_at: string }>(
-        await tx.execute(sql`insert into client_tags (company_id, client_id, tag_id)
-          select ${companyId}, u.client_id, u.tag_id
-          from unnest(${pgArray(links.map((l) => l.client), 'int')}, ${pgArray(links.map((l) => l.tagId), 'int')}) with ordinality as u(client_id, tag_id, n)
-          order by u.n
-          returning id, client_id, tag_id, ${iso('created_at')} as created_at`),
-      ).sort((a, b) => a.id - b.id)
-    : []
-
-  const accountsBy = groupBy(accountRows, (a) => a.client_id)
-  const linksBy = groupBy(linkRows, (l) => l.client_id)
-  const created = rows.map((c) => ({
+  const accountsBy = groupBy(inserted.accounts, (a) => a.client_id)
+  const linksBy = groupBy(inserted.links, (l) => l.client_id)
+  const created = inserted.clients.map((c) => ({
     ...c,
     accounts: (accountsBy.get(c.id) ?? []).map((a) => ({ ...a, balance: toJson(a.balance) })),
     client_tags: (linksBy.get(c.id) ?? []).map((l) => ({ ...l, tag: tagDto(tagById.get(l.tag_id)!) })),
   }))
-  for (const dto of created) {
-    await announceClient(tx, caller, 'client.created', dto)
-    for (const account of dto.accounts) await announceAccount(tx, caller, account)
-  }
+  await announceAll(
+    tx,
+    created.flatMap((dto) => [clientEvent(caller, 'client.created', dto), ...dto.accounts.map((account) => accountEvent(caller, account))]),
+  )
   return { bad, created }
 }
 
@@ -256,11 +264,20 @@ export async function createClients(tx: Tx, caller: Caller, inputs: CreateClient
 }
 
 /** What the client module tells the rest of the service (and, through the outbox, integrators). */
-const announceClient = (tx: Tx, caller: Caller, type: string, dto: { id: number }) =>
-  announce(tx, { type, companyId: caller.companyId, object: { kind: 'client', id: dto.id }, render: async () => dto })
-
-const announceAccount = (tx: Tx, caller: Caller, dto: { id: number }) =>
-  announce(tx, { type: 'account.created', companyId: caller.companyId, object: { kind: 'account', id: dto.id }, render: async () => dto })
+const clientEvent = (caller: Caller, type: string, dto: { id: number }): DomainEvent => ({
+  type,
+  companyId: caller.companyId,
+  object: { kind: 'client', id: dto.id },
+  render: async () => dto,
+})
+const accountEvent = (caller: Caller, dto: { id: number }): DomainEvent => ({
+  type: 'account.created',
+  companyId: caller.companyId,
+  object: { kind: 'account', id: dto.id },
+  render: async () => dto,
+})
+const announceClient = (tx: Tx, caller: Caller, type: string, dto: { id: number }) => announce(tx, clientEvent(caller, type, dto))
+const announceAccount = (tx: Tx, caller: Caller, dto: { id: number }) => announce(tx, accountEvent(caller, dto))
 
 export async function updateClient(tx: Tx, caller: Caller, id: number, input: { name?: string; description?: string; type?: number }) {
   await clientRow(tx, caller, id, true)

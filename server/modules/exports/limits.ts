@@ -1,14 +1,12 @@
 import postgres from 'postgres'
 import { drizzle } from 'drizzle-orm/postgres-js'
-import { sql } from 'drizzle-orm'
 import * as schema from '../../../db/schema'
-import type { Database, Db, Executor, Tx } from '../../../db/client'
+import type { Db, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import type { AppContext } from '../../context'
 import { ApiError } from '../../lib/errors'
 import { Slots } from '../../lib/slots'
 import { tenantTx, type TxMode } from '../../lib/write'
-import type { Range, StatementAccount } from './service'
 
 /** Seconds a company at its export limit is told to wait. */
 const EXPORT_RETRY_AFTER_S = 5
@@ -60,19 +58,6 @@ export function claimExport(app: AppContext, companyId: number): () => void {
 /** A tenant transaction on the export pool, where each statement is bounded by `EXPORT_STATEMENT_TIMEOUT_MS`. */
 export function exportTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return tenantTx(app, caller, mode, fn, { on: runtime(app).db })
-}
-
-/** How many rows a statement of these accounts over this range holds (one index range count per account). */
-export async function statementRows(database: Database, db: Executor, accounts: StatementAccount[], range: Range): Promise<number> {
-  if (accounts.length === 0) return 0
-  const [row] = await database.rows<{ n: number }>(
-    sql`select count(*)::int as n from transactions t
-      where t.account_id in ${sql`(${sql.join(accounts.map((a) => sql`${a.id}`), sql`, `)})`} and t.status = 'completed' and t.completed_at is not null
-        ${range.from ? sql`and t.completed_at >= ${range.from}::timestamptz` : sql``}
-        ${range.until ? sql`and t.completed_at < ${range.until}::timestamptz` : sql``}`,
-    db,
-  )
-  return row.n
 }
 
 /** 400 when the export would hold more than `EXPORT_MAX_ROWS` rows: the caller narrows its range instead. */

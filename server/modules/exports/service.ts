@@ -1,11 +1,10 @@
-import { and, eq, isNull, sql } from 'drizzle-orm'
+import { and, eq, isNull, sql, type SQL } from 'drizzle-orm'
 import { clients, companies, externalGrants } from '../../../db/schema'
 import type { Database, Executor, Tx } from '../../../db/client'
 import { clientScope, GRANT_KIND, type Caller } from '../../access/caller'
 import { invalid, notFound } from '../../lib/errors'
 import { isoSql } from '../../lib/time'
 import { newCredential } from '../../lib/secrets'
-import { dec, type Dec } from '../../lib/money'
 
 export const DEFAULT_GRANT_DAYS = 30
 const DAY_MS = 86_400_000
@@ -126,79 +125,105 @@ export interface StatementAccount {
   name: string
   currency_name: string
   balance: string
-  opening_balance: Dec
+  /** Sum of the completed amounts before the range (numeric text). */
+  opening: string
+  /** opening plus the completed amounts in the range (numeric text). */
+  closing: string
+  /** Completed transactions in the range. */
+  rows: number
 }
 
-export interface StatementRow {
-  account_id: number
-  account_name: string
-  currency: string
-  transaction_id: number
-  operation_id: number
-  completed_at: string
-  description: string
-  amount: Dec
-  running_balance: Dec
-}
+const inRange = (range: Range) =>
+  sql`t.status = 'completed' and t.completed_at is not null
+    ${range.from ? sql`and t.completed_at >= ${range.from}::timestamptz` : sql``}
+    ${range.until ? sql`and t.completed_at < ${range.until}::timestamptz` : sql``}`
 
+/** The client's accounts with their opening and closing balances and how many rows the range holds for each. */
 export async function statementAccounts(database: Database, db: Executor, companyId: number, clientId: number, range: Range) {
   const before = range.from ? sql`t.completed_at < ${range.from}::timestamptz` : sql`false`
-  const rows = await database.rows<{ id: number; name: string; currency_name: string; balance: string; opening: string }>(
-    sql`select a.id, a.name, a.currency_name, a.balance::text as balance,
-        coalesce((select sum(t.amount) from transactions t
-                  where t.account_id = a.id and t.status = 'completed' and ${before}), 0)::text as opening
-      from accounts a where a.company_id = ${companyId} and a.client_id = ${clientId} order by a.id`,
+  const rows = await database.rows<{ id: number; name: string; currency_name: string; balance: string; opening: string; closing: string; rows: number }>(
+    sql`select a.id, a.name, a.currency_name, a.balance::text as balance, o.opening::text as opening,
+        (o.opening + r.moved)::text as closing, r.rows
+      from accounts a
+      cross join lateral (select coalesce(sum(t.amount), 0) as opening from transactions t
+                          where t.account_id = a.id and t.status = 'completed' and ${before}) o
+      cross join lateral (select coalesce(sum(t.amount), 0) as moved, count(*)::int as rows from transactions t
+                          where t.account_id = a.id and ${inRange(range)}) r
+      where a.company_id = ${companyId} and a.client_id = ${clientId} order by a.id`,
     db,
   )
   return rows.map(
-    (r): StatementAccount => ({ id: Number(r.id), name: r.name, currency_name: r.currency_name, balance: r.balance, opening_balance: dec(r.opening) }),
+    (r): StatementAccount => ({ id: Number(r.id), name: r.name, currency_name: r.currency_name, balance: r.balance, opening: r.opening, closing: r.closing, rows: Number(r.rows) }),
   )
 }
 
-const BATCH = 1000
+const BATCH = 2500
 
 /** Runs one read; a statement read in one snapshot passes that transaction, a stream a fresh one per batch. */
 export type Reads = <T>(fn: (db: Executor) => Promise<T>) => Promise<T>
 
 /**
- * The account's completed transactions in the range, oldest first, each with the balance after it.
- * Read in keyset batches so a long range never sits in memory at once.
+ * How a statement row is written, as SQL over `r` (id, operation_id, completed_at, description, amount, running) and
+ * what joins two rows: the database writes the finished text, so the server never handles a row on its own.
  */
-export async function* accountRows(database: Database, read: Reads, account: StatementAccount, range: Range): AsyncGenerator<StatementRow[]> {
-  let running = account.opening_balance
+export interface RowFormat {
+  line: SQL
+  separator: string
+}
+
+/** A JSON transaction object exactly as JSON.stringify writes it (keys in the contract's order, numbers as JS prints them). */
+export const jsonRows: RowFormat = {
+  line: sql`'{"id":' || r.id || ',"operation_id":' || r.operation_id || ',"completed_at":"' || ${isoSql(sql`r.completed_at`)}
+    || '","description":' || to_json(r.description)::text || ',"amount":' || statement_js_number(r.amount)
+    || ',"running_balance":' || statement_js_number(r.running) || '}'`,
+  separator: ',',
+}
+
+/** CSV records after the account's own leading cells (`prefix`, already quoted): amounts as plain decimals. */
+export const csvRows = (prefix: string): RowFormat => ({
+  line: sql`${prefix}::text || r.id || ',' || r.operation_id || ',' || ${isoSql(sql`r.completed_at`)} || ','
+    || statement_csv_text(r.description) || ',' || trim_scale(r.amount)::text || ',' || trim_scale(r.running)::text || E'\r\n'`,
+  separator: '',
+})
+
+/**
+ * The account's completed transactions in the range, oldest first, each with the balance after it, as finished text
+ * in keyset batches: one row of text per batch, so a long range never sits in memory at once. The batch's rows are
+picked first and only they are summed and given their operation's description, by primary key and only when they
+have none of their own (a window over the whole remaining range made each batch sort all of it, and a join let the
+planner hash the company's whole operations table for every batch). The plain bound on
+ * `completed_at` beside the row comparison is what lets `transactions_account` start each batch where the last ended
+ * (the index has no id, so the row comparison alone left every batch scanning from the account's first row).
+ */
+export async function* accountChunks(database: Database, read: Reads, account: StatementAccount, range: Range, format: RowFormat): AsyncGenerator<string> {
+  let running = account.opening
   let after: { at: string; id: number } | null = null
   for (;;) {
-    const rows: { id: number; operation_id: number; at: string; completed_at: string; description: string; amount: string }[] =
-      await read((db) => database.rows(
-        sql`select t.id, t.operation_id, ${exact(sql`t.completed_at`)} as at,
-            ${isoSql(sql`t.completed_at`)} as completed_at,
-            case when t.description <> '' then t.description else o.description end as description, t.amount::text as amount
-          from transactions t join operations o on o.id = t.operation_id
-          where t.account_id = ${account.id} and t.status = 'completed' and t.completed_at is not null
-            ${range.from ? sql`and t.completed_at >= ${range.from}::timestamptz` : sql``}
-            ${range.until ? sql`and t.completed_at < ${range.until}::timestamptz` : sql``}
-            ${after ? sql`and (t.completed_at, t.id) > (${after.at}::timestamptz, ${after.id})` : sql``}
-          order by t.completed_at, t.id limit ${BATCH}`,
+    const [batch] = await read((db) =>
+      database.rows<{ text: string | null; n: number; at: string; id: number; running: string }>(
+        sql`select string_agg(${format.line}, ${format.separator} order by r.completed_at, r.id) as text, count(*)::int as n,
+            (array_agg(${exact(sql`r.completed_at`)} order by r.completed_at desc, r.id desc))[1] as at,
+            (array_agg(r.id order by r.completed_at desc, r.id desc))[1] as id,
+            (array_agg(r.running::text order by r.completed_at desc, r.id desc))[1] as running
+          from (
+            select b.id, b.operation_id, b.completed_at, b.amount,
+              case when b.description <> '' then b.description else (select o.description from operations o where o.id = b.operation_id) end as description,
+              ${running}::numeric + sum(b.amount) over (order by b.completed_at, b.id rows unbounded preceding) as running
+            from (
+              select t.id, t.operation_id, t.completed_at, t.amount, t.description from transactions t
+              where t.account_id = ${account.id} and ${inRange(range)}
+                ${after ? sql`and t.completed_at >= ${after.at}::timestamptz and (t.completed_at, t.id) > (${after.at}::timestamptz, ${after.id})` : sql``}
+              order by t.completed_at, t.id limit ${BATCH}
+            ) b
+          ) r`,
         db,
-      ))
-    if (rows.length === 0) return
-    yield rows.map((r) => {
-      const amount = dec(r.amount)
-      running = running.plus(amount)
-      return {
-        account_id: account.id,
-        account_name: account.name,
-        currency: account.currency_name,
-        transaction_id: Number(r.id),
-        operation_id: Number(r.operation_id),
-        completed_at: r.completed_at,
-        description: r.description,
-        amount,
-        running_balance: running,
-      }
-    })
-    if (rows.length < BATCH) return
-    const last = rows[rows.length - 1]
-    after = { at: last.at, id: Number(last.id) }
+      ),
+    )
+    const n = Number(batch.n)
+    if (n === 0 || batch.text === null) return
+    yield batch.text
+    if (n < BATCH) return
+    running = batch.running
+    after = { at: batch.at, id: Number(batch.id) }
   }
 }

@@ -1,77 +1,100 @@
 import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
-import { csvRecord, safeText } from './csv'
+import { csvField, csvRecord, safeText } from './csv'
 import { CSV_COLUMNS } from './model'
-import { checkRowBound, claimExport, exportTx, statementRows } from './limits'
-import { accountRows, clientForCaller, resolveRange, statementAccounts, type Reads } from './service'
+import { checkRowBound, claimExport, exportTx } from './limits'
+import { accountChunks, clientForCaller, csvRows, jsonRows, resolveRange, statementAccounts, type Reads, type StatementAccount } from './service'
 
-const num = (value: { toString(): string }) => Number(value.toString())
+const num = (value: string) => Number(value)
 /** Microsecond text from the database, cut to the millisecond precision of `toISOString()`. */
 const millis = (instant: string | null) => instant && instant.replace(/(\.\d{3})\d*Z$/, '$1Z')
 
+/** `JSON.stringify` of an object whose last key holds `[]`, without its closing `[]}`: the array's items follow. */
+const openArray = (value: object) => JSON.stringify(value).slice(0, -2)
+
+const totalRows = (accounts: StatementAccount[]) => accounts.reduce((n, a) => n + a.rows, 0)
+
+const encoder = new TextEncoder()
+
+/** A body sent part by part as the reader takes them. */
+function partsStream(parts: Uint8Array[]) {
+  let next = 0
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (next < parts.length) controller.enqueue(parts[next++])
+      else controller.close()
+    },
+  })
+}
+
 /**
  * One read-only snapshot, so the opening balances, the rows and the account balances agree with each other; on the
- * export pool, under one of the company's export slots and the row bound.
+ * export pool, under one of the company's export slots and the row bound. The database writes the transactions as
+ * finished JSON text batch by batch; the server only adds each account's head and hashes the bytes as they come,
+ * because the answer carries the `ETag` of its exact bytes (the etag plugin leaves a tagged answer unread).
  */
 export async function jsonStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
   const release = claimExport(app, caller.companyId)
   try {
-    return await snapshotStatement(app, caller, clientId, from, to)
+    const hash = new Bun.CryptoHasher('sha1')
+    const parts: Uint8Array[] = []
+    const add = (text: string) => {
+      const bytes = encoder.encode(text)
+      hash.update(bytes)
+      parts.push(bytes)
+    }
+    await exportTx(app, caller, 'snapshot', async (tx) => {
+      const client = await clientForCaller(tx, caller, clientId)
+      const range = await resolveRange(app.database, tx, caller.companyId, from, to)
+      const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
+      checkRowBound(app, totalRows(accounts))
+      add(
+        openArray({
+          client: { id: client.id, name: client.name, type: client.type },
+          timezone: range.timezone,
+          from: millis(range.from),
+          until: millis(range.until),
+          accounts: [],
+        }),
+      )
+      const inSnapshot: Reads = (fn) => fn(tx)
+      for (const [i, account] of accounts.entries()) {
+        add(
+          (i > 0 ? ',' : '') +
+            openArray({
+              id: account.id,
+              name: account.name,
+              currency_name: account.currency_name,
+              balance: num(account.balance),
+              opening_balance: num(account.opening),
+              closing_balance: num(account.closing),
+              transactions: [],
+            }),
+        )
+        let first = true
+        for await (const chunk of accountChunks(app.database, inSnapshot, account, range, jsonRows)) {
+          add(first ? chunk : `,${chunk}`)
+          first = false
+        }
+        add(']}')
+      }
+      add(']}')
+    })
+    return new Response(partsStream(parts), {
+      status: 200,
+      headers: { 'content-type': 'application/json; charset=utf-8', etag: `"${hash.digest('base64url')}"` },
+    })
   } finally {
     release()
   }
-}
-
-function snapshotStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
-  return exportTx(app, caller, 'snapshot', async (tx) => {
-    const client = await clientForCaller(tx, caller, clientId)
-    const range = await resolveRange(app.database, tx, caller.companyId, from, to)
-    const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
-    checkRowBound(app, await statementRows(app.database, tx, accounts, range))
-    const inSnapshot: Reads = (fn) => fn(tx)
-    const out = []
-    for (const account of accounts) {
-      const transactions = []
-      let closing = account.opening_balance
-      for await (const batch of accountRows(app.database, inSnapshot, account, range)) {
-        for (const row of batch) {
-          transactions.push({
-            id: row.transaction_id,
-            operation_id: row.operation_id,
-            completed_at: row.completed_at,
-            description: row.description,
-            amount: num(row.amount),
-            running_balance: num(row.running_balance),
-          })
-          closing = row.running_balance
-        }
-      }
-      out.push({
-        id: account.id,
-        name: account.name,
-        currency_name: account.currency_name,
-        balance: num(account.balance),
-        opening_balance: num(account.opening_balance),
-        closing_balance: num(closing),
-        transactions,
-      })
-    }
-    return {
-      client: { id: client.id, name: client.name, type: client.type },
-      timezone: range.timezone,
-      from: millis(range.from),
-      until: millis(range.until),
-      accounts: out,
-    }
-  })
 }
 
 /**
  * Streams the CSV as rows are read, batch by batch, so a long range never sits in memory; access and the
  * range are checked before the first byte, so those failures are ordinary JSON errors. Each batch is its own
  * short read-only tenant transaction on the export pool: row-level security confines it, and no transaction stays
- * open while a slow reader drains the stream. The company's export slot is held until the stream ends or its reader
- * goes away.
+ * open while a slow reader drains the stream. The database writes each batch as finished CSV text. The company's
+ * export slot is held until the stream ends or its reader goes away.
  */
 export async function csvStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
   const release = claimExport(app, caller.companyId)
@@ -81,7 +104,7 @@ export async function csvStatement(app: AppContext, caller: Caller, clientId: nu
       await clientForCaller(tx, caller, clientId)
       const range = await resolveRange(app.database, tx, caller.companyId, from, to)
       const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
-      checkRowBound(app, await statementRows(app.database, tx, accounts, range))
+      checkRowBound(app, totalRows(accounts))
       return { range, accounts }
     })
   } catch (e) {
@@ -90,27 +113,11 @@ export async function csvStatement(app: AppContext, caller: Caller, clientId: nu
   }
   const { range, accounts } = opened
   const perBatch: Reads = (fn) => exportTx(app, caller, 'read', fn)
-  const encoder = new TextEncoder()
   async function* chunks() {
     yield csvRecord([...CSV_COLUMNS])
     for (const account of accounts) {
-      for await (const batch of accountRows(app.database, perBatch, account, range)) {
-        yield batch
-          .map((r) =>
-            csvRecord([
-              String(r.account_id),
-              safeText(r.account_name),
-              safeText(r.currency),
-              String(r.transaction_id),
-              String(r.operation_id),
-              r.completed_at,
-              safeText(r.description),
-              r.amount.toFixed(),
-              r.running_balance.toFixed(),
-            ]),
-          )
-          .join('')
-      }
+      const prefix = `${account.id},${csvField(safeText(account.name))},${csvField(safeText(account.currency_name))},`
+      yield* accountChunks(app.database, perBatch, account, range, csvRows(prefix))
     }
   }
   const source = chunks()

@@ -8,7 +8,7 @@ import { dec, isFiniteDecimal, toJson, toMoney, type Dec } from '../../lib/money
 import { pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
-import { announce } from '../../lib/events'
+import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { attachmentDtosByOperation, attachmentsJson } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -165,19 +165,22 @@ const operationJson = (id: number) => sql`(select jsonb_build_object(
  * from the run's draft, or, while the run's own transaction is still creating it, from the channel that
  * transaction declared for the audit trail (server/lib/write.ts).
  */
-const operationOrigin = (id: number) => sql`coalesce(
+const operationOrigin = (id: SQL) => sql`coalesce(
   (select jsonb_build_object('channel', d.channel, 'requested_by', d.channel_detail -> 'requested_by') from messaging_drafts d where d.operation_id = ${id} limit 1),
   case when current_setting('app.channel', true) in ('messaging', 'twin') then jsonb_build_object(
     'channel', current_setting('app.channel', true),
     'requested_by', nullif(current_setting('app.channel_detail', true), '')::jsonb -> 'requested_by') end)`
 
-/** What the ledger announces about operation `id`, rendered at this point of the transaction. */
-const operationEvent = (type: string, companyId: number, id: number) => ({
+/**
+ * What the ledger announces about operation `id`: rendered at this point of the transaction, or, for one just
+ * created, the record the create answers (what its GET returns), so a batch records all its events in one statement.
+ */
+const operationEvent = (type: string, companyId: number, id: number, created?: OperationDto): DomainEvent => ({
   type,
   companyId,
   object: { kind: 'operation', id },
-  render: operationJson(id),
-  facts: operationOrigin(id),
+  render: created ? async () => created : operationJson(id),
+  facts: operationOrigin,
 })
 
 /** A date-time as given, or a date-only value as that day's midnight in the company's time zone. */
@@ -430,13 +433,14 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
     if (list) list.push(t)
     else byOp.set(t.operation_id, [t])
   }
-  for (const op of ops) await announce(tx, operationEvent('operation.created', companyId, op.id))
-  return ops.map((op) => ({
+  const created: OperationDto[] = ops.map((op) => ({
     ...op,
     status: op.status as OperationStatus,
     transactions: (byOp.get(op.id) ?? []).map((t) => ({ ...t, amount: toJson(t.amount), status: t.status as 'pending' | 'completed' | 'cancelled' })),
     attachments: [],
   }))
+  await announceAll(tx, created.map((dto) => operationEvent('operation.created', companyId, dto.id, dto)))
+  return created
 }
 
 /**

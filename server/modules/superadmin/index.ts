@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { issueKey, KeyModel } from '../../access/keys'
-import { bindEvents } from '../../lib/events'
+import { eventTransaction } from '../../lib/events'
 import { errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/models'
 import { claimOnce, PLATFORM_SCOPE } from '../../lib/write'
 import { CompanyModel } from './model'
@@ -14,8 +14,7 @@ export const superadmin = (app: AppContext) => {
   const verify = superadminVerifier(app.config.superadmin)
   // Platform transactions run as the owner (a company's own row is not a tenant row) and still announce to listeners.
   const inTx = <T>(email: string, fn: Parameters<typeof app.db.transaction<T>>[0]) =>
-    app.db.transaction(async (tx) => {
-      bindEvents(tx, app.events)
+    eventTransaction(app.db, app.events, async (tx) => {
       await tx.execute(sql`select set_config('app.actor_email', ${email}, true)`)
       return fn(tx)
     })

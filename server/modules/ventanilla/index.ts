@@ -321,7 +321,10 @@ const publicDetail = (summary: string, description: string) => ({ tags: [TAG], s
 /** No authentication: the unguessable token is the credential. Anything wrong with it is a plain 404. */
 const publicRoutes = (app: AppContext) => {
   const hub = ventanillaHub(app)
-  app.events.on('company.updated', (tx, event) => publish(tx, event.companyId)) // a rename or module switch reaches open screens at commit
+  // A rename or module switch reaches open screens at commit.
+  app.events.on('company.updated', async (tx, events) => {
+    for (const companyId of new Set(events.map((e) => e.companyId))) await publish(tx, companyId)
+  })
   return new Elysia({ prefix: '/api/public/ventanilla' })
     .get(
       '/:token',

@@ -58,25 +58,62 @@ export interface UrlRules {
   allowPrivate: boolean
 }
 
-/** Why `raw` may not receive webhooks, or null when it may. Resolves the host: every address it has must be public. */
-export async function refusal(raw: string, rules: UrlRules): Promise<string | null> {
+/** Where an attempt connects, once its URL passed the checks, and what the request says of the endpoint's host. */
+export interface Target {
+  /** The endpoint's URL, its host name replaced by the address that was checked when there was one to check. */
+  url: string
+  /** With an address in `url`: the endpoint's own host as the Host header. */
+  headers: Record<string, string>
+  /** With an address in an https `url`: the endpoint's host name for SNI and the certificate check. */
+  tls?: { serverName: string }
+}
+
+/**
+ * The URL's checks, and the address to connect to when its host is a name that had to be resolved: every address
+ * DNS gives must be public, and the connection goes to one of those very addresses, so a second lookup by the
+ * client (answering differently: DNS rebinding) never decides where the request goes. An IPv4 address is
+ * preferred, as a client without IPv6 routing would otherwise fail where a browser falls back.
+ */
+async function check(raw: string, rules: UrlRules): Promise<{ refused: string } | { url: URL; address: string | null }> {
   let url: URL
   try {
     url = new URL(raw)
   } catch {
-    return 'not a URL'
+    return { refused: 'not a URL' }
   }
-  if (url.protocol !== 'https:' && !(rules.allowHttp && url.protocol === 'http:')) return rules.allowHttp ? 'scheme must be https or http' : 'scheme must be https'
-  if (url.username || url.password) return 'credentials in the URL are not accepted'
-  if (rules.allowPrivate) return null
+  if (url.protocol !== 'https:' && !(rules.allowHttp && url.protocol === 'http:')) return { refused: rules.allowHttp ? 'scheme must be https or http' : 'scheme must be https' }
+  if (url.username || url.password) return { refused: 'credentials in the URL are not accepted' }
+  if (rules.allowPrivate) return { url, address: null }
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (isIP(host)) return isBlockedAddress(host) ? 'blocked address' : null
-  let addresses: { address: string }[]
+  if (isIP(host)) return isBlockedAddress(host) ? { refused: 'blocked address' } : { url, address: null }
+  let addresses: { address: string; family: number }[]
   try {
     addresses = await lookup(host, { all: true, verbatim: true })
   } catch {
-    return 'host does not resolve'
+    return { refused: 'host does not resolve' }
   }
-  if (addresses.length === 0) return 'host does not resolve'
-  return addresses.some((a) => isBlockedAddress(a.address)) ? 'blocked address' : null
+  if (addresses.length === 0) return { refused: 'host does not resolve' }
+  if (addresses.some((a) => isBlockedAddress(a.address))) return { refused: 'blocked address' }
+  return { url, address: (addresses.find((a) => a.family === 4) ?? addresses[0]).address }
+}
+
+/** Why `raw` may not receive webhooks, or null when it may. Resolves the host: every address it has must be public. */
+export async function refusal(raw: string, rules: UrlRules): Promise<string | null> {
+  const checked = await check(raw, rules)
+  return 'refused' in checked ? checked.refused : null
+}
+
+/** Where an attempt to `raw` connects (see `check`), or why it may not be made. */
+export async function sendTarget(raw: string, rules: UrlRules): Promise<Target | { refused: string }> {
+  const checked = await check(raw, rules)
+  if ('refused' in checked) return checked
+  const { url, address } = checked
+  return address === null ? { url: raw, headers: {} } : pinned(url, address)
+}
+
+/** `url` sent to `address`, still naming its own host to the server (Host header) and to TLS (SNI, certificate check). */
+export function pinned(url: URL, address: string): Target {
+  const to = new URL(url)
+  to.hostname = isIP(address) === 6 ? `[${address}]` : address
+  return { url: to.toString(), headers: { host: url.host }, ...(url.protocol === 'https:' && { tls: { serverName: url.hostname } }) }
 }

@@ -1,5 +1,7 @@
 import { Elysia, t } from 'elysia'
+import type { Tx } from '../../../db/client'
 import type { AppContext } from '../../context'
+import { afterCommit } from '../../lib/events'
 import { routePolicy } from '../../access/policy'
 import { errors } from '../../lib/models'
 import { notFound } from '../../lib/errors'
@@ -32,15 +34,13 @@ export function deliveryWorker(app: AppContext): DeliveryWorker {
   return w
 }
 
-/**
- * Wakes the local worker shortly after an event is recorded; the event commits with its transaction a moment
- * later, and the worker's poll picks up whatever a wake came too early for (or another process recorded).
- */
-function nudge(app: AppContext) {
-  const w = workers.get(app)
-  if (!w) return
-  setTimeout(() => w.wake(), 5)
-  setTimeout(() => w.wake(), 50)
+const wakers = new WeakMap<AppContext, () => void>()
+
+/** Wakes this process's worker once `tx` has committed: what it queued is claimable from then on. */
+function wakeAfterCommit(app: AppContext, tx: Tx) {
+  let wake = wakers.get(app)
+  if (!wake) wakers.set(app, (wake = () => workers.get(app)?.wake()))
+  afterCommit(tx, wake)
 }
 
 const manage = { permission: 'webhooks.manage', unscoped: true } as const
@@ -59,9 +59,8 @@ const DELIVERY_NOTE = [
 ].join('\n\n')
 
 export const webhooksModule = (app: AppContext) => {
-  app.events.on('*', async (tx, event) => {
-    await record(tx, event)
-    nudge(app)
+  app.events.on('*', async (tx, events) => {
+    if ((await record(tx, events)) > 0) wakeAfterCommit(app, tx)
   })
   const cfg = app.config.webhooks
   return new Elysia({ prefix: '/api' })
@@ -91,18 +90,26 @@ export const webhooksModule = (app: AppContext) => {
         detail: { tags: tags.events, summary: 'Get one event', description: 'An id that is not `evt_<number>`, or of another company: 404 `NOT_FOUND`.' },
       },
     )
-    .post('/events/:id/resend', ({ caller, tx, params, body }) => resendEvent(tx, caller, params.id, body?.endpoint_id), {
-      policy: { ...manage, tx: 'write', status: 202 },
-      params: WebhookModel.eventParams,
-      body: t.Optional(WebhookModel.resend),
-      response: { 202: WebhookModel.resent, ...errors(400, 404) },
-      detail: {
-        tags: tags.events,
-        summary: 'Deliver an event again',
-        description:
-          'Queues the event for `endpoint_id`, or for every enabled endpoint subscribed to its type. A delivery of it already queued for an endpoint is reopened with a fresh retry schedule instead of doubled. Deliveries to a disabled endpoint wait until it is enabled. Unknown event or endpoint: 404.',
+    .post(
+      '/events/:id/resend',
+      async ({ caller, tx, params, body }) => {
+        const resent = await resendEvent(tx, caller, params.id, body?.endpoint_id)
+        if (resent.endpoint_ids.length) wakeAfterCommit(app, tx)
+        return resent
       },
-    })
+      {
+        policy: { ...manage, tx: 'write', status: 202 },
+        params: WebhookModel.eventParams,
+        body: t.Optional(WebhookModel.resend),
+        response: { 202: WebhookModel.resent, ...errors(400, 404) },
+        detail: {
+          tags: tags.events,
+          summary: 'Deliver an event again',
+          description:
+            'Queues the event for `endpoint_id`, or for every enabled endpoint subscribed to its type. A delivery of it already queued for an endpoint is reopened with a fresh retry schedule instead of doubled. Deliveries to a disabled endpoint wait until it is enabled. Unknown event or endpoint: 404.',
+        },
+      },
+    )
     .post(
       '/webhook-endpoints',
       async ({ caller, tx, body, request, path, set }) => {
@@ -151,13 +158,22 @@ export const webhooksModule = (app: AppContext) => {
       response: { 200: WebhookModel.endpoint },
       detail: { tags: tags.endpoints, summary: 'Get a webhook endpoint (without its secret)' },
     })
-    .patch('/webhook-endpoints/:id', ({ caller, tx, params, body }) => updateEndpoint(tx, caller, cfg, params.id, body), {
-      policy: { ...manage, tx: 'write' },
-      params: WebhookModel.params,
-      body: WebhookModel.update,
-      response: { 200: WebhookModel.endpoint, ...errors(422) },
-      detail: { tags: tags.endpoints, summary: 'Change a webhook endpoint', description: 'Events recorded while an endpoint is disabled are not queued for it: catch up with `GET /api/events`.' },
-    })
+    .patch(
+      '/webhook-endpoints/:id',
+      async ({ caller, tx, params, body }) => {
+        const updated = await updateEndpoint(tx, caller, cfg, params.id, body)
+        // Deliveries held while it was disabled go out as soon as it is enabled again.
+        if (updated.enabled) wakeAfterCommit(app, tx)
+        return updated
+      },
+      {
+        policy: { ...manage, tx: 'write' },
+        params: WebhookModel.params,
+        body: WebhookModel.update,
+        response: { 200: WebhookModel.endpoint, ...errors(422) },
+        detail: { tags: tags.endpoints, summary: 'Change a webhook endpoint', description: 'Events recorded while an endpoint is disabled are not queued for it: catch up with `GET /api/events`.' },
+      },
+    )
     .delete('/webhook-endpoints/:id', ({ caller, tx, params }) => deleteEndpoint(tx, caller, params.id), {
       policy: { ...manage, tx: 'write' },
       params: WebhookModel.params,

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
-import type { DomainEvent, DomainEvents } from '../../lib/events'
+import type { DomainEvent } from '../../lib/events'
 import { invalid } from '../../lib/errors'
 
 /**
@@ -47,15 +47,14 @@ const textArray = (values: string[]) => sql`array[${sql.join(values.map((v) => s
 /**
  * Records `event` and queues it for every enabled endpoint of the company that subscribes to it, in one statement
  * of the announcing transaction: the event commits with the change or not at all. A `webhook.test` goes only to
- * the endpoint it names.
+ * the endpoint it names. Answers how many deliveries it queued.
  */
-export async function record(tx: Tx, event: DomainEvent): Promise<void> {
-  if (!RECORDED.has(event.type)) return
+async function recordOne(tx: Tx, event: DomainEvent): Promise<number> {
   const rendered = event.render
   const object: SQL =
     rendered === undefined ? sql`'null'::jsonb` : typeof rendered === 'function' ? sql`${JSON.stringify((await rendered()) ?? null)}::jsonb` : sql`(${rendered})`
   const facts = sql`${event.data && Object.keys(event.data).length ? sql` || ${JSON.stringify(event.data)}::jsonb` : sql``}${
-    event.facts ? sql` || coalesce(${event.facts}, '{}'::jsonb)` : sql``
+    event.facts ? sql` || coalesce(${event.facts(sql`${event.object.id}`)}, '{}'::jsonb)` : sql``
   }`
   const { companyId, type } = event
   const { kind, id } = event.object
@@ -63,18 +62,67 @@ export async function record(tx: Tx, event: DomainEvent): Promise<void> {
     type === 'webhook.test'
       ? sql`w.id = ${id}`
       : sql`w.event_types && ${textArray(patternsOf(type))}`
-  await tx.execute(sql`with ev as (
+  const queued = await tx.execute(sql`with ev as (
       insert into events (company_id, type, object_kind, object_id, data)
       values (${companyId}, ${type}, ${kind}, ${id}, jsonb_build_object('object', ${object})${facts})
       returning id
     )
     insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
     select ${companyId}, w.id, ev.id, ${`${kind}:${id}`} from ev, webhook_endpoints w
-    where w.company_id = ${companyId} and w.enabled and w.deleted_at is null and ${targets}`)
+    where w.company_id = ${companyId} and w.enabled and w.deleted_at is null and ${targets}
+    returning 1`)
+  return rowsOf(queued).length
 }
 
-/** The outbox hears everything announced, in the announcer's transaction. */
-export const recordEvents = (events: DomainEvents) => events.on('*', record)
+/**
+ * Events of one company whose objects are rendered in code, sharing one way of adding facts, in one statement
+ * whatever their number (a batch create): ids are drawn in the order given, and each is queued for the endpoints
+ * that subscribe to its type (`patternsOf`: everything, its family, or the type itself).
+ */
+async function recordMany(tx: Tx, events: DomainEvent[]): Promise<number> {
+  const { companyId, facts } = events[0]
+  const rows = await Promise.all(
+    events.map(async (e) => ({
+      type: e.type,
+      kind: e.object.kind,
+      id: e.object.id,
+      object: (await (e.render as (() => Promise<unknown>) | undefined)?.()) ?? null,
+      data: e.data ?? {},
+    })),
+  )
+  const queued = await tx.execute(sql`with ev as (
+      insert into events (company_id, type, object_kind, object_id, data)
+      select ${companyId}, u.type, u.kind, u.id,
+        jsonb_build_object('object', u.object) || u.data${facts ? sql` || coalesce(${facts(sql.raw('u.id'))}, '{}'::jsonb)` : sql``}
+      from rows from (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as (type text, kind text, id int, object jsonb, data jsonb))
+        with ordinality as u(type, kind, id, object, data, n)
+      order by u.n
+      returning id, type, object_kind, object_id
+    )
+    insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
+    select ${companyId}, w.id, ev.id, ev.object_kind || ':' || ev.object_id from ev
+    join webhook_endpoints w on w.company_id = ${companyId} and w.enabled and w.deleted_at is null
+      and w.event_types && array_remove(array['*', case when position('.' in ev.type) > 1 then split_part(ev.type, '.', 1) || '.*' end, ev.type], null)
+    returning 1`)
+  return rowsOf(queued).length
+}
+
+/**
+ * Records what was announced, in order. Events whose object is a SQL expression, and endpoint tests, take a
+ * statement each; the rest, announced together, take one between them. Answers how many deliveries it queued.
+ */
+export async function record(tx: Tx, announced: DomainEvent[]): Promise<number> {
+  const events = announced.filter((e) => RECORDED.has(e.type))
+  if (events.length === 0) return 0
+  const [first] = events
+  const together = events.every(
+    (e) => e.type !== 'webhook.test' && typeof e.render !== 'object' && e.companyId === first.companyId && e.facts === first.facts,
+  )
+  if (together) return recordMany(tx, events)
+  let queued = 0
+  for (const e of events) queued += await recordOne(tx, e)
+  return queued
+}
 
 // ------------------------------------------------------------------------------------------------ the feed
 

@@ -2,21 +2,29 @@ import { sql } from 'drizzle-orm'
 import { Webhook } from 'standardwebhooks'
 import { rowsOf } from '../../../db/client'
 import type { AppContext } from '../../context'
-import { announce, bindEvents } from '../../lib/events'
-import { refusal } from './address'
+import { announce, eventTransaction } from '../../lib/events'
+import { sendTarget } from './address'
 import { eventId, pruneEvents } from './outbox'
 import { openSecret } from './secrets'
 import { endpointDto } from './service'
 import { webhookEndpoints } from '../../../db/schema'
 import { and, eq } from 'drizzle-orm'
 
-/** How often a worker looks for due deliveries it was not woken for (retries, other processes' events). */
-const POLL_MS = 200
-/** Outcomes of attempts are written together, at most this long after the first of them. */
-const RECORD_EVERY_MS = 5
-const PRUNE_EVERY_MS = 10 * 60 * 1000
 /** A Retry-After beyond this is taken as this. */
 const MAX_RETRY_AFTER_S = 24 * 60 * 60
+const PRUNE_EVERY_MS = 10 * 60 * 1000
+/** Where a worker that may be leaving due deliveries behind (its process is at capacity) wakes the other processes. */
+const CHANNEL = 'fos_webhooks'
+/** First key of the advisory lock claims take turns under; any constant, the same in every process. */
+const CLAIM_LOCK = 727_416
+/** A worker at capacity tells the others at most this often. */
+const PASS_ON_MS = 50
+/**
+ * How long a statement waits for the attempts still in flight when more are in flight than finished: a statement
+ * costs about the same for one row as for thirty, so the stragglers of a batch ride with it instead of taking a
+ * statement of their own (which would split the worker into two half-size batches taking turns).
+ */
+const GATHER_MS = 5
 
 interface Claimed {
   id: number
@@ -47,6 +55,17 @@ interface Outcome {
   gone?: boolean
 }
 
+interface Finished {
+  c: Claimed
+  out: Outcome
+}
+
+/**
+ * Ids as one array parameter: the updates then find their rows through the primary key, where a join on the
+ * recordset (estimated at 100 rows whatever its size) would read the whole table.
+ */
+const ids = (values: number[]) => `{${values.join(',')}}`
+
 function retryAfterSeconds(header: string | null, now: number): number | undefined {
   if (!header) return undefined
   if (/^\d+$/.test(header.trim())) return Math.min(Number(header.trim()), MAX_RETRY_AFTER_S)
@@ -61,18 +80,33 @@ function retryAfterSeconds(header: string | null, now: number): number | undefin
  * again: at least once. A delivery waits while an earlier event of the same object is still pending for the same
  * endpoint, so each endpoint sees one object's events in commit order. At most `concurrency` attempts run in a
  * process and `perEndpoint` per endpoint across all processes, so a slow endpoint holds a few slots, never all.
+ *
+ * One statement at a time does all of the worker's writing: it records the outcomes of the attempts finished
+ * since the last one and claims as many due deliveries as there are free slots, so under load each statement
+ * carries a batch both ways, and when idle a delivery costs two (its claim, its outcome). The worker runs one
+ * when woken: after the commit of a change that queued deliveries in this process, when an attempt finishes, when
+ * a retry it scheduled falls due, when another process at capacity asks (LISTEN), and on a slow poll for the rest.
  */
 export class DeliveryWorker {
   readonly #app: AppContext
-  #timer: ReturnType<typeof setInterval> | undefined
-  #running = false
+  /** Tells this worker's own notifications from the others'. */
+  readonly #self = crypto.randomUUID()
+  #poll: ReturnType<typeof setInterval> | undefined
+  #retry: ReturnType<typeof setTimeout> | undefined
+  #retryAt = 0
   #stopped = true
-  #claiming = false
+  /** A statement is running (or about to); wakes meanwhile set `#again`. */
+  #busy = false
   #again = false
+  #sending = 0
+  #finished: Finished[] = []
+  /** Called when the last attempt in flight finishes, by a gathering statement. */
+  #idle: (() => void) | undefined
+  /** Work that follows outcomes or the poll (disabling an endpoint, pruning, telling others): stop waits for it. */
+  readonly #follow = new Set<Promise<unknown>>()
+  #unlisten: Promise<(() => Promise<void>) | undefined> | undefined
+  #passedOn = 0
   #lastPrune = 0
-  readonly #inflight = new Set<Promise<void>>()
-  #outcomes: { c: Claimed; out: Outcome; done: () => void }[] = []
-  #recording: ReturnType<typeof setTimeout> | undefined
 
   constructor(app: AppContext) {
     this.#app = app
@@ -87,103 +121,142 @@ export class DeliveryWorker {
     return Math.ceil((2 * this.#config.timeoutMs) / 1000)
   }
 
+  /** An embedded database belongs to one process: nobody else to wake or be woken by. */
+  get #shared() {
+    return this.#app.database.kind === 'postgres'
+  }
+
   start(): this {
     if (!this.#stopped) return this
     this.#stopped = false
-    this.#timer = setInterval(() => this.wake(), POLL_MS)
+    this.#poll = setInterval(() => {
+      this.wake()
+      if (Date.now() - this.#lastPrune > PRUNE_EVERY_MS) {
+        this.#lastPrune = Date.now()
+        this.#track(pruneEvents(this.#app.db), 'events not pruned')
+      }
+    }, this.#config.pollMs)
+    if (this.#shared)
+      this.#unlisten = this.#app.database
+        .listen(CHANNEL, (from) => {
+          if (from !== this.#self) this.wake()
+        })
+        .catch((e) => {
+          this.#app.log({ level: 'warn', msg: 'webhook worker not listening; it polls', error: String(e) })
+          return undefined
+        })
     this.wake()
     return this
   }
 
-  /** Stops claiming and waits for the attempts in flight (each bounded by the attempt timeout). */
+  /** Stops claiming, waits for the attempts in flight (each bounded by the attempt timeout) and records them. */
   async stop(): Promise<void> {
     this.#stopped = true
-    if (this.#timer) clearInterval(this.#timer)
-    this.#timer = undefined
-    while (this.#claiming || this.#inflight.size) await Promise.allSettled([...this.#inflight, Bun.sleep(5)])
+    clearInterval(this.#poll)
+    clearTimeout(this.#retry)
+    this.#poll = this.#retry = undefined
+    this.#retryAt = 0
+    const unlisten = await this.#unlisten
+    this.#unlisten = undefined
+    await unlisten?.().catch(() => {})
+    while (this.#busy || this.#sending || this.#finished.length || this.#follow.size) {
+      if (!this.#busy && this.#finished.length) this.#run()
+      await Promise.allSettled([...this.#follow, Bun.sleep(5)])
+    }
   }
 
-  /** Looks for due deliveries now (an event was just recorded, or the poll came round). */
+  /** Looks for due deliveries now. */
   wake(): void {
     if (this.#stopped) return
-    if (this.#claiming) {
-      this.#again = true
-      return
-    }
-    this.#claiming = true
-    void this.#claimLoop().finally(() => {
-      this.#claiming = false
-    })
+    if (this.#busy) this.#again = true
+    else if (this.#free > 0 || this.#finished.length) this.#run()
+    else this.#passOn()
   }
 
-  async #claimLoop() {
+  get #free() {
+    return this.#stopped ? 0 : this.#config.concurrency - this.#sending
+  }
+
+  #run() {
+    this.#busy = true
+    void this.#loop()
+  }
+
+  async #loop() {
     try {
-      do {
+      for (;;) {
+        if (this.#sending > this.#finished.length) await this.#gather()
         this.#again = false
-        const free = this.#config.concurrency - this.#inflight.size
-        if (free <= 0 || this.#stopped) return
-        const claimed = await this.#claim(free)
-        for (const c of claimed) {
-          const p = this.#attempt(c)
-          this.#inflight.add(p)
-          void p.finally(() => {
-            this.#inflight.delete(p)
-            this.wake()
-          })
-        }
-        if (claimed.length === free) this.#again = true
-      } while (this.#again && !this.#stopped)
-      if (Date.now() - this.#lastPrune > PRUNE_EVERY_MS) {
-        this.#lastPrune = Date.now()
-        await pruneEvents(this.#app.db)
+        const batch = this.#finished.splice(0)
+        const free = this.#free
+        if (batch.length || free > 0) {
+          const claimed = await this.#exchange(batch, free)
+          for (const c of claimed) this.#launch(c)
+          if (free > 0 && claimed.length === free) this.#passOn()
+        } else this.#passOn()
+        // No await between this check and the end of `#busy`: an attempt finishing now finds the loop gone and starts one.
+        if (!this.#again && !this.#finished.length) return
       }
     } catch (e) {
       if (!this.#stopped) this.#app.log({ level: 'error', msg: 'webhook claim failed', error: String(e) })
+    } finally {
+      this.#busy = false
     }
   }
 
-  async #claim(free: number): Promise<Claimed[]> {
-    const { perEndpoint } = this.#config
-    return rowsOf<Claimed>(
-      await this.#app.db.execute(sql`with due as (
-          select d.id from webhook_endpoints e
-          cross join lateral (
-            select d.id from webhook_deliveries d
-            where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now()
-              and (d.locked_until is null or d.locked_until < now())
-              and d.event_id = (select min(p.event_id) from webhook_deliveries p
-                where p.endpoint_id = d.endpoint_id and p.object_key = d.object_key and p.status = 'pending')
-            order by d.next_attempt_at, d.event_id
-            limit greatest(0, ${perEndpoint}::int - (select count(*) from webhook_deliveries x
-              where x.endpoint_id = e.id and x.status = 'pending' and x.locked_until is not null and x.locked_until >= now()))
-            for update of d skip locked
-          ) d
-          where e.enabled and e.deleted_at is null
-          limit ${free}
-        ), claimed as (
-          update webhook_deliveries w
-          set locked_until = now() + make_interval(secs => ${this.#leaseSeconds}), attempts = w.attempts + 1, updated_at = now()
-          from due where w.id = due.id
-          returning w.id, w.attempts, w.generation, w.company_id, w.endpoint_id, w.event_id
-        ), interrupted as (
-          update webhook_attempts a set status = 'failed', error = 'interrupted: the sending process stopped'
-          from claimed c where a.delivery_id = c.id and a.status = 'pending'
-        ), logged as (
-          insert into webhook_attempts (company_id, delivery_id, endpoint_id, event_id, attempt)
-          select company_id, id, endpoint_id, event_id, attempts from claimed
-          returning id, delivery_id
-        )
-        select c.*, l.id as attempt_id, ev.type, ev.data,
-          to_char(ev.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
-          e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at > now() as previous_live, e.failing_since
-        from claimed c join logged l on l.delivery_id = c.id join events ev on ev.id = c.event_id
-          join webhook_endpoints e on e.id = c.endpoint_id`),
-    )
+  #launch(c: Claimed) {
+    this.#sending++
+    void this.#send(c)
+      .catch((e): Outcome => ({ ok: false, status: null, ms: null, error: `not sent: ${e instanceof Error ? e.message : String(e)}` }))
+      .then((out) => {
+        this.#sending--
+        this.#finished.push({ c, out })
+        if (!this.#sending) this.#idle?.()
+        if (this.#busy) this.#again = true
+        else this.#run()
+      })
+  }
+
+  /** Until no attempt is in flight, GATHER_MS at most. */
+  #gather() {
+    return new Promise<void>((done) => {
+      const timer = setTimeout(finish, GATHER_MS)
+      const self = this
+      function finish() {
+        clearTimeout(timer)
+        self.#idle = undefined
+        done()
+      }
+      this.#idle = finish
+    })
+  }
+
+  /** This process may be leaving due deliveries to others: wake them (at most every PASS_ON_MS). */
+  #passOn() {
+    if (this.#stopped || !this.#shared || Date.now() - this.#passedOn < PASS_ON_MS) return
+    this.#passedOn = Date.now()
+    this.#track(this.#app.db.execute(sql`select pg_notify(${CHANNEL}, ${this.#self})`), 'webhook workers not told')
+  }
+
+  #track(work: Promise<unknown>, failure: string) {
+    const p = work.catch((e) => this.#app.log({ level: 'error', msg: failure, error: String(e) })).finally(() => this.#follow.delete(p))
+    this.#follow.add(p)
+  }
+
+  /** A retry this worker scheduled falls due then: wake for it (the poll covers any it replaces). */
+  #wakeAt(at: number) {
+    if (this.#stopped || (this.#retryAt && this.#retryAt <= at)) return
+    clearTimeout(this.#retry)
+    this.#retryAt = at
+    this.#retry = setTimeout(() => {
+      this.#retryAt = 0
+      this.wake()
+    }, at - Date.now())
   }
 
   async #send(c: Claimed): Promise<Outcome> {
-    const why = await refusal(c.url, this.#config)
-    if (why) return { ok: false, status: null, ms: null, error: why }
+    const target = await sendTarget(c.url, this.#config)
+    if ('refused' in target) return { ok: false, status: null, ms: null, error: target.refused }
     const id = eventId(c.event_id)
     const data = typeof c.data === 'string' ? JSON.parse(c.data) : c.data
     const body = JSON.stringify({ id, type: c.type, created_at: c.created_at, data })
@@ -192,11 +265,13 @@ export class DeliveryWorker {
     const signature = secrets.map((s) => new Webhook(openSecret(this.#app.config.signingSecret, s)).sign(id, now, body)).join(' ')
     const started = performance.now()
     try {
-      const res = await fetch(c.url, {
+      const res = await fetch(target.url, {
         method: 'POST',
         redirect: 'manual',
         signal: AbortSignal.timeout(this.#config.timeoutMs),
+        tls: target.tls,
         headers: {
+          ...target.headers,
           'content-type': 'application/json',
           'user-agent': 'fos-webhooks/1',
           'webhook-id': id,
@@ -224,32 +299,16 @@ export class DeliveryWorker {
     }
   }
 
-  /** One attempt: sent now, its outcome written with the others that finish about the same time. */
-  async #attempt(c: Claimed) {
-    const out = await this.#send(c)
-    await new Promise<void>((done) => {
-      this.#outcomes.push({ c, out, done })
-      this.#recording ??= setTimeout(() => void this.#record(), RECORD_EVERY_MS)
-    })
-    if (out.gone) return this.#disable(c.endpoint_id, 'the endpoint answered 410 Gone').catch((e) => this.#app.log({ level: 'error', msg: 'webhook endpoint not disabled', error: String(e) }))
-    const since = c.failing_since === null ? null : new Date(c.failing_since)
-    if (!out.ok && since && Date.now() - since.getTime() >= this.#config.disableAfterHours * 3600_000)
-      return this.#disable(c.endpoint_id, `every attempt failed for ${this.#config.disableAfterHours} hours (since ${since.toISOString()})`).catch((e) =>
-        this.#app.log({ level: 'error', msg: 'webhook endpoint not disabled', error: String(e) }),
-      )
-  }
-
   /**
-   * Writes a batch of outcomes in one statement: each attempt's result, its delivery's next state (done, failed
-   * for good, or due again after the schedule's wait or the receiver's Retry-After), and each endpoint's failing
-   * streak. A delivery reopened by a resend while its attempt was in flight (another generation) stays open.
-   * Should the write fail, the leases run out and the attempts are made again: at least once.
+   * One statement: records `batch` (each attempt's result, its delivery's next state: done, failed for good, or due
+   * again after the schedule's wait or the receiver's Retry-After; each endpoint's failing streak) and claims up to
+   * `free` due deliveries. A delivery reopened by a resend while its attempt was in flight (another generation)
+   * stays open. The claim sees the statement's own snapshot, so it counts the leases this batch gives back as
+   * given back, and a delivery this batch closes as no longer holding back the next event of its object. Should
+   * the statement fail, the leases run out and the attempts are made again: at least once.
    */
-  async #record() {
-    const batch = this.#outcomes
-    this.#outcomes = []
-    this.#recording = undefined
-    const schedule = this.#config.retrySchedule
+  async #exchange(batch: Finished[], free: number): Promise<Claimed[]> {
+    const { perEndpoint, retrySchedule: schedule } = this.#config
     const rows = batch.map(({ c, out }, n) => {
       const retryIn = out.ok || out.gone ? null : c.attempts <= schedule.length ? Math.max(schedule[c.attempts - 1], out.retryAfter ?? 0) : null
       return {
@@ -266,35 +325,92 @@ export class DeliveryWorker {
         n,
       }
     })
-    try {
-      await this.#app.db.execute(sql`with o as (
-          select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as o(attempt_id bigint, delivery_id bigint,
-            endpoint_id int, generation int, ok boolean, delivery_status text, code int, ms int, error text, retry_in int, n int)
-        ), attempts as (
-          update webhook_attempts a set status = case when o.ok then 'succeeded' else 'failed' end, response_status = o.code,
-            response_ms = o.ms, error = o.error, next_attempt_at = now() + make_interval(secs => o.retry_in)
-          from o where a.id = o.attempt_id
-        ), deliveries as (
-          update webhook_deliveries d set locked_until = null, updated_at = now(),
-            status = case when d.generation = o.generation then o.delivery_status else 'pending' end,
-            next_attempt_at = case when d.generation = o.generation then coalesce(now() + make_interval(secs => o.retry_in), d.next_attempt_at) else now() end
-          from o where d.id = o.delivery_id
-        ), latest as (
-          select distinct on (endpoint_id) endpoint_id, ok from o order by endpoint_id, n desc
-        )
+    const statement = sql`with o as (
+        select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as o(attempt_id bigint, delivery_id bigint,
+          endpoint_id int, generation int, ok boolean, delivery_status text, code int, ms int, error text, retry_in int, n int)
+      ), attempts as (
+        update webhook_attempts a set status = case when o.ok then 'succeeded' else 'failed' end, response_status = o.code,
+          response_ms = o.ms, error = o.error, next_attempt_at = now() + make_interval(secs => o.retry_in)
+        from o where a.id = any(${ids(rows.map((r) => r.attempt_id))}::bigint[]) and a.id = o.attempt_id
+      ), deliveries as (
+        update webhook_deliveries d set locked_until = null, updated_at = now(),
+          status = case when d.generation = o.generation then o.delivery_status else 'pending' end,
+          next_attempt_at = case when d.generation = o.generation then coalesce(now() + make_interval(secs => o.retry_in), d.next_attempt_at) else now() end
+        from o where d.id = any(${ids(rows.map((r) => r.delivery_id))}::bigint[]) and d.id = o.delivery_id
+      ), latest as (
+        select distinct on (endpoint_id) endpoint_id, ok from o order by endpoint_id, n desc
+      ), streaks as (
         update webhook_endpoints e set failing_since = case when latest.ok then null else now() end
-        from latest where e.id = latest.endpoint_id and (latest.ok = (e.failing_since is not null))`)
+        from latest where e.id = latest.endpoint_id and (latest.ok = (e.failing_since is not null))
+      ), due as (
+        select d.id, d.relapsed from webhook_endpoints e
+        cross join lateral (
+          select d.id, d.locked_until is not null as relapsed from webhook_deliveries d
+          where d.endpoint_id = e.id and d.status = 'pending' and d.next_attempt_at <= now()
+            and (d.locked_until is null or d.locked_until < now())
+            and not exists (select from o where o.delivery_id = d.id)
+            and d.event_id = (select min(p.event_id) from webhook_deliveries p
+              where p.endpoint_id = d.endpoint_id and p.object_key = d.object_key and p.status = 'pending'
+                and not exists (select from o where o.delivery_id = p.id and o.generation = p.generation and o.delivery_status <> 'pending'))
+          order by d.next_attempt_at, d.event_id
+          limit greatest(0, ${perEndpoint}::int - (select count(*) from webhook_deliveries x
+            where x.endpoint_id = e.id and x.status = 'pending' and x.locked_until is not null and x.locked_until >= now()
+              and not exists (select from o where o.delivery_id = x.id)))
+          for update of d skip locked
+        ) d
+        where e.enabled and e.deleted_at is null
+        limit ${free}
+      ), claimed as (
+        update webhook_deliveries w
+        set locked_until = now() + make_interval(secs => ${this.#leaseSeconds}), attempts = w.attempts + 1, updated_at = now()
+        from due where w.id = due.id
+        returning w.id, w.attempts, w.generation, w.company_id, w.endpoint_id, w.event_id, due.relapsed
+      ), interrupted as (
+        update webhook_attempts a set status = 'failed', error = 'interrupted: the sending process stopped'
+        from claimed c where c.relapsed and a.delivery_id = c.id and a.status = 'pending'
+      ), logged as (
+        insert into webhook_attempts (company_id, delivery_id, endpoint_id, event_id, attempt)
+        select company_id, id, endpoint_id, event_id, attempts from claimed
+        returning id, delivery_id
+      )
+      select c.id, c.attempts, c.generation, c.company_id, c.endpoint_id, c.event_id, l.id as attempt_id, ev.type, ev.data,
+        to_char(ev.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
+        e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at > now() as previous_live, e.failing_since
+      from claimed c join logged l on l.delivery_id = c.id join events ev on ev.id = c.event_id
+        join webhook_endpoints e on e.id = c.endpoint_id`
+    let claimed: Claimed[]
+    try {
+      claimed = rowsOf<Claimed>(
+        this.#shared
+          ? await this.#app.db.transaction(async (tx) => {
+              // Claims of all processes take turns: each statement's snapshot, taken once the lock is held, counts
+              // every lease the previous holder committed, so an endpoint never has more than perEndpoint in flight.
+              await tx.execute(sql`select pg_advisory_xact_lock(${CLAIM_LOCK}, 0)`)
+              return tx.execute(statement)
+            })
+          : await this.#app.db.execute(statement),
+      )
     } catch (e) {
-      this.#app.log({ level: 'error', msg: 'webhook outcomes not recorded', error: String(e), attempts: rows.length })
-    } finally {
-      for (const b of batch) b.done()
+      if (rows.length) this.#app.log({ level: 'error', msg: 'webhook outcomes not recorded', error: String(e), attempts: rows.length })
+      throw e
     }
+    const retries = rows.filter((r) => r.retry_in !== null).map((r) => r.retry_in!)
+    if (retries.length) this.#wakeAt(Date.now() + Math.min(...retries) * 1000)
+    for (const { c, out } of batch) {
+      const since = c.failing_since === null ? null : new Date(c.failing_since)
+      const reason = out.gone
+        ? 'the endpoint answered 410 Gone'
+        : !out.ok && since && Date.now() - since.getTime() >= this.#config.disableAfterHours * 3600_000
+          ? `every attempt failed for ${this.#config.disableAfterHours} hours (since ${since.toISOString()})`
+          : null
+      if (reason) this.#track(this.#disable(c.endpoint_id, reason), 'webhook endpoint not disabled')
+    }
+    return claimed
   }
 
   /** Disables an endpoint and tells the others (`webhook_endpoint.disabled`), in one transaction. */
   async #disable(endpointId: number, reason: string) {
-    await this.#app.db.transaction(async (tx) => {
-      bindEvents(tx, this.#app.events)
+    await eventTransaction(this.#app.db, this.#app.events, async (tx) => {
       const [row] = await tx
         .update(webhookEndpoints)
         .set({ enabled: false, disabledReason: reason, updatedAt: sql`now()` })
