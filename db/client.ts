@@ -112,6 +112,8 @@ export interface DatabaseOptions {
   poolMode?: 'session' | 'transaction'
   /** A connection to Postgres itself, for what needs one session; `url` when absent. */
   directUrl?: string
+  /** Seconds after which an idle pooled connection is closed (none by default: a server keeps its pool warm). */
+  idleTimeoutS?: number
 }
 
 /** The start refuses a setup that would lose writes; the message says what to change. */
@@ -156,7 +158,7 @@ function unpipelined<T extends object>(client: T, max: number): T {
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   return opts.url
-    ? openPostgres(opts.url, opts.poolMax ?? 10, opts.poolMode ?? 'session', opts.directUrl ?? opts.url)
+    ? openPostgres(opts.url, opts.poolMax ?? 10, opts.poolMode ?? 'session', opts.directUrl ?? opts.url, opts.idleTimeoutS)
     : openPglite(opts.dataDir)
 }
 
@@ -184,7 +186,7 @@ async function sharesServerSessions(postgres: Postgres, url: string): Promise<nu
   }
 }
 
-async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 'transaction', directUrl: string): Promise<Database> {
+async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 'transaction', directUrl: string, idleTimeoutS?: number): Promise<Database> {
   const { default: postgres } = await import('postgres')
   const { drizzle } = await import('drizzle-orm/postgres-js')
   const { migrate } = await import('drizzle-orm/postgres-js/migrator')
@@ -223,7 +225,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
     await admin.end()
   }
 
-  const base = postgres(url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }) })
+  const base = postgres(url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
   const client = pooled ? unpipelined(inlining(base), poolMax) : preparing(base)
   // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
   let listener: ReturnType<Postgres> | null = pooled ? null : client
