@@ -16,10 +16,11 @@ afterAll(() => t.travel(0))
 
 let seq = 0
 /** A company with the ventanilla on and an employee who has a password (and an API key, for comparison). */
-async function staffMember(permissions = ['ventanilla.call'], clientIds?: number[]) {
-  const c = await t.newCompany({ ventanilla: true })
+/** A staff member with a password, made through `app` (its own database when embedded: each test app has one). */
+async function staffMember(permissions = ['ventanilla.call'], clientIds?: number[], app = t) {
+  const c = await app.newCompany({ ventanilla: true })
   const e = await c.employee(permissions, clientIds)
-  const set = await t.request('PATCH', `/api/employees/${e.id}`, { key: c.key, body: { password: PASSWORD } })
+  const set = await app.request('PATCH', `/api/employees/${e.id}`, { key: c.key, body: { password: PASSWORD } })
   expect(set.status).toBe(200)
   expect(JSON.stringify(set.body)).not.toContain(PASSWORD)
   return { c, e }
@@ -87,7 +88,7 @@ describe('sign-in', () => {
 
   test('Secure cookie when PUBLIC_BASE_URL is https', async () => {
     const secure = await buildTestApp({ publicBaseUrl: 'https://cambio.example' })
-    const { c, e } = await staffMember()
+    const { c, e } = await staffMember(undefined, undefined, secure)
     const r = await signIn(c.id, e.email, PASSWORD, secure)
     expect(r.status).toBe(201)
     expect(r.headers.get('set-cookie')).toContain('; Secure')
