@@ -36,7 +36,7 @@ export interface Config {
   /** How long a request waits for a database connection before 503 with Retry-After. */
   dbQueueTimeoutMs: number
   /** Statement exports: their own small pool, how many per company at once, and their bounds. */
-  exports: { poolMax: number; perCompany: number; maxRows: number; statementTimeoutMs: number }
+  exports: { poolMax: number; perCompany: number; maxRows: number; statementTimeoutMs: number; restPercent: number }
   /** Abuse limits of the public ventanilla event stream. */
   sse: { maxStreamsPerToken: number; maxStreamsPerAddress: number; maxPendingEvents: number }
   dbPoolMax: number
@@ -170,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perCompany: integer(env, 'EXPORTS_PER_COMPANY', 2, 1, 1000),
       maxRows: integer(env, 'EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
       statementTimeoutMs: integer(env, 'EXPORT_STATEMENT_TIMEOUT_MS', 120_000, 100, 3_600_000),
+      restPercent: integer(env, 'EXPORT_REST_PERCENT', 100, 0, 1000),
     },
     sse: {
       maxStreamsPerToken: integer(env, 'SSE_MAX_STREAMS_PER_TOKEN', 20, 1, 100_000),

@@ -133,6 +133,13 @@ describe('body read deadline', () => {
     expect([o.maxJsonDepth, o.bodyTimeoutMs]).toEqual([10, 1000])
     expect(() => loadConfig({ MAX_JSON_DEPTH: 'deep' })).toThrow('MAX_JSON_DEPTH')
   })
+
+  test('exports rest as long as each batch took by default; EXPORT_REST_PERCENT changes it, 0 turns it off', async () => {
+    const { loadConfig } = await import('../server/config')
+    expect(loadConfig({}).exports.restPercent).toBe(100)
+    expect(loadConfig({ EXPORT_REST_PERCENT: '0' }).exports.restPercent).toBe(0)
+    expect(() => loadConfig({ EXPORT_REST_PERCENT: '-5' })).toThrow('EXPORT_REST_PERCENT')
+  })
 })
 
 describe('request log', () => {
@@ -356,7 +363,7 @@ describe('kiosk page', () => {
 
 describe('exports bounded per company', () => {
   test('EXPORTS_PER_COMPANY at once (429 with Retry-After past it, other companies unaffected); EXPORT_MAX_ROWS per export (400, narrow the range)', async () => {
-    const t = await buildTestApp({ exports: { poolMax: 2, perCompany: 1, maxRows: 3, statementTimeoutMs: 60_000 } })
+    const t = await buildTestApp({ exports: { poolMax: 2, perCompany: 1, maxRows: 3, statementTimeoutMs: 60_000, restPercent: 0 } })
     const setup = async () => {
       const c = await t.newCompany()
       const type = await t.request('POST', '/api/operation-types', { key: c.key, body: { name: 'Mov', kind: 'other' } })

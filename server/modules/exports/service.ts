@@ -195,10 +195,18 @@ planner hash the company's whole operations table for every batch). The plain bo
  * `completed_at` beside the row comparison is what lets `transactions_account` start each batch where the last ended
  * (the index has no id, so the row comparison alone left every batch scanning from the account's first row).
  */
-export async function* accountChunks(database: Database, read: Reads, account: StatementAccount, range: Range, format: RowFormat): AsyncGenerator<string> {
+export async function* accountChunks(
+  database: Database,
+  read: Reads,
+  account: StatementAccount,
+  range: Range,
+  format: RowFormat,
+  restPercent = 0,
+): AsyncGenerator<string> {
   let running = account.opening
   let after: { at: string; id: number } | null = null
   for (;;) {
+    const started = performance.now()
     const [batch] = await read((db) =>
       database.rows<{ text: string | null; n: number; at: string; id: number; running: string }>(
         sql`select string_agg(${format.line}, ${format.separator} order by r.completed_at, r.id) as text, count(*)::int as n,
@@ -223,6 +231,9 @@ export async function* accountChunks(database: Database, read: Reads, account: S
     if (n === 0 || batch.text === null) return
     yield batch.text
     if (n < BATCH) return
+    // An export is a long run of CPU-bound batches on a database that ordinary requests share: resting in
+    // proportion to the batch just read caps the export's share of a core, so it slows down rather than them.
+    if (restPercent > 0) await Bun.sleep(((performance.now() - started) * restPercent) / 100)
     running = batch.running
     after = { at: batch.at, id: Number(batch.id) }
   }

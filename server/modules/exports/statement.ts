@@ -72,7 +72,7 @@ export async function jsonStatement(app: AppContext, caller: Caller, clientId: n
             }),
         )
         let first = true
-        for await (const chunk of accountChunks(app.database, inSnapshot, account, range, jsonRows)) {
+        for await (const chunk of accountChunks(app.database, inSnapshot, account, range, jsonRows, app.config.exports.restPercent)) {
           add(first ? chunk : `,${chunk}`)
           first = false
         }
@@ -117,7 +117,7 @@ export async function csvStatement(app: AppContext, caller: Caller, clientId: nu
     yield csvRecord([...CSV_COLUMNS])
     for (const account of accounts) {
       const prefix = `${account.id},${csvField(safeText(account.name))},${csvField(safeText(account.currency_name))},`
-      yield* accountChunks(app.database, perBatch, account, range, csvRows(prefix))
+      yield* accountChunks(app.database, perBatch, account, range, csvRows(prefix), app.config.exports.restPercent)
     }
   }
   const source = chunks()
