@@ -69,7 +69,11 @@ export const errors = (log: (entry: Record<string, unknown>) => void) =>
       // A refusal decided while the body is being read (the route policy gates in the parse stage) arrives
       // wrapped in the framework's parse error.
       const cause = (raised as { cause?: unknown })?.cause
-      const error = code === 'PARSE' && cause instanceof ApiError ? cause : raised
+      let error = code === 'PARSE' && cause instanceof ApiError ? cause : raised
+      if (!(error instanceof ApiError) && databaseUnavailable(error)) {
+        log({ level: 'warn', msg: 'database unavailable', id: requestId(request), error: databaseError(error).code })
+        error = overloaded()
+      }
       if (error instanceof ApiError) {
         const body: Record<string, unknown> = { error: error.message, code: error.code }
         if (error.details !== undefined) body.details = error.details
@@ -98,11 +102,6 @@ export const errors = (log: (entry: Record<string, unknown>) => void) =>
       if (moneyOverflow(error))
         return json(422, { error: 'A balance would leave the range of numeric(28,6) (below 10^22 in absolute value); nothing was changed', code: 'AMOUNT_OUT_OF_RANGE' })
       if (clientFaultFromDatabase(error)) return json(400, { error: 'Invalid value', code: 'VALIDATION_ERROR' })
-      if (databaseUnavailable(error)) {
-        log({ level: 'warn', msg: 'database unavailable', id: requestId(request), error: databaseError(error).code })
-        const busy = overloaded()
-        return json(busy.status, { error: busy.message, code: busy.code }, busy.headers)
-      }
       log({
         level: 'error',
         msg: 'unhandled',
