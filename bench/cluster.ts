@@ -21,12 +21,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { inlining, openDatabase } from '../db/client'
-import { alternating, distinctPorts, envNumber, figure, type Figure, load, printFigures, rate, ROOT, SIGNING_SECRET, timed } from './lib/common'
+import { alternating, distinctPorts, envNumber, figure, type Figure, load, printFigures, rate, SIGNING_SECRET, timed } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { startMainServer } from './lib/server'
 import { newCompany } from './lib/tenants'
 import { twoLegOps } from './lib/approvals'
 import { captureRoute, replay, type Statement } from './lib/capture'
+import { startCluster } from '../scripts/cluster'
 
 const SECONDS = envNumber('BENCH_SECONDS', 4)
 /** Short rounds, many of them: on a shared machine the load drifts within seconds, and alternation spreads it evenly. */
@@ -60,48 +61,26 @@ async function single(name: string, dbUrl: string, env: Record<string, string>):
 /** The cluster through HAProxy, and the same three processes called directly (PgBouncer's cost without HAProxy's). */
 async function cluster(dbUrl: string): Promise<[Target, Target]> {
   const dir = mkdtempSync(join(tmpdir(), 'fos-bench-cluster-'))
-  const [front, pgbouncer, ...servers] = distinctPorts(5)
-  const proc = Bun.spawn(['bash', 'scripts/cluster.sh'], {
-    cwd: ROOT,
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'inherit',
+  const running = await startCluster({
+    databaseUrl: dbUrl,
+    dir,
+    ports: distinctPorts(5),
     env: {
-      ...process.env,
-      PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
-      DATABASE_URL: dbUrl,
-      CLUSTER_DIR: dir,
-      CLUSTER_PORT: String(front),
-      CLUSTER_PGBOUNCER_PORT: String(pgbouncer),
-      CLUSTER_SERVER_PORTS: servers.join(' '),
       CLUSTER_POOL_SIZE: String(SERVER_CONNECTIONS),
-      CLUSTER_STOP_ON_EOF: '1',
       DB_POOL_MAX: String(Math.ceil(SERVER_CONNECTIONS / 2)),
       RATE_LIMIT_PER_MINUTE: '0',
       RATE_LIMIT_IP_PER_MINUTE: '0',
     },
   })
-  children.push(proc)
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
-  let out = ''
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) throw new Error(`cluster did not start: ${out}`)
-    out += new TextDecoder().decode(value)
-    const ready = /cluster ready (\S+)/.exec(out)
-    if (ready) {
-      reader.releaseLock()
-      const stop = async () => {
-        proc.kill('SIGTERM')
-        await proc.exited
-        rmSync(dir, { recursive: true, force: true })
-      }
-      return [
-        { name: 'cluster', bases: [ready[1]], stop },
-        { name: '3 processes via PgBouncer, no HAProxy', bases: servers.map((p) => `http://127.0.0.1:${p}`), stop: async () => {} },
-      ]
-    }
+  children.push(running.proc)
+  const stop = async () => {
+    await running.stop()
+    rmSync(dir, { recursive: true, force: true })
   }
+  return [
+    { name: 'cluster', bases: [running.base], stop },
+    { name: '3 processes via PgBouncer, no HAProxy', bases: running.serverBases, stop: async () => {} },
+  ]
 }
 
 async function main() {

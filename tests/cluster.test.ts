@@ -9,10 +9,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import type { Subprocess } from 'bun'
 import { SignJWT } from 'jose'
 import { onPostgres, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
 import { freePort, serverEnv } from './server'
+import { startCluster, type RunningCluster } from '../scripts/cluster'
 
 const ROOT = join(import.meta.dir, '..')
 
@@ -28,14 +28,6 @@ const LIMIT = 300
 const LOAD_MS = 12_000
 const KILL_AT_MS = 5_000
 
-interface Cluster {
-  proc: Subprocess
-  base: string
-  dir: string
-  /** The database through PgBouncer. */
-  pooledUrl: string
-}
-
 /** A server process pointed at PgBouncer: its exit code and what it printed. */
 async function refusedStart(dir: string, env: Record<string, string>) {
   const proc = Bun.spawn([process.execPath, 'server/main.ts'], {
@@ -49,56 +41,6 @@ async function refusedStart(dir: string, env: Record<string, string>) {
   await proc.exited
   clearTimeout(killer)
   return { code: proc.exitCode, output: out + err }
-}
-
-async function startCluster(databaseUrl: string, dir: string): Promise<Cluster> {
-  const [front, pgbouncerPort, ...servers] = distinctPorts(5)
-  const proc = Bun.spawn(['bash', 'scripts/cluster.sh'], {
-    cwd: ROOT,
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'inherit',
-    env: {
-      ...process.env,
-      PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
-      DATABASE_URL: databaseUrl,
-      CLUSTER_DIR: dir,
-      CLUSTER_PORT: String(front),
-      CLUSTER_PGBOUNCER_PORT: String(pgbouncerPort),
-      CLUSTER_SERVER_PORTS: servers.join(' '),
-      CLUSTER_POOL_SIZE: '12',
-      CLUSTER_STOP_ON_EOF: '1',
-      DB_POOL_MAX: '6',
-      SUPERADMIN_JWT_SECRET: SUPERADMIN_SECRET,
-      SUPERADMIN_EMAILS: SUPERADMIN_EMAIL,
-      RATE_LIMIT_PER_MINUTE: String(LIMIT),
-      RATE_LIMIT_IP_PER_MINUTE: '600',
-      S3_BUCKET: '',
-    },
-  })
-  const decoder = new TextDecoder()
-  let out = ''
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
-  const deadline = Date.now() + 120_000
-  while (Date.now() < deadline) {
-    const { done, value } = await reader.read()
-    if (done) break
-    out += decoder.decode(value, { stream: true })
-    const ready = /cluster ready (\S+) (\S+)/.exec(out)
-    if (ready) {
-      reader.releaseLock()
-      const pooled = new URL(databaseUrl)
-      pooled.port = String(pgbouncerPort)
-      return { proc, base: ready[1], dir: ready[2], pooledUrl: pooled.toString() }
-    }
-  }
-  proc.kill('SIGTERM')
-  throw new Error(`cluster did not start: ${out}`)
-}
-
-async function stopCluster(c: Cluster) {
-  c.proc.kill('SIGTERM')
-  await c.proc.exited
 }
 
 type Json = Record<string, any>
@@ -191,12 +133,25 @@ describe('cluster', () => {
         const databaseUrl = process.env.TEST_DATABASE_URL!
         const dir = mkdtempSync(join(tmpdir(), 'fos-cluster-test-'))
         try {
-          const cluster = await startCluster(databaseUrl, dir)
+          const cluster = await startCluster({
+            databaseUrl,
+            dir,
+            ports: distinctPorts(5),
+            env: {
+              CLUSTER_POOL_SIZE: '12',
+              DB_POOL_MAX: '6',
+              SUPERADMIN_JWT_SECRET: SUPERADMIN_SECRET,
+              SUPERADMIN_EMAILS: SUPERADMIN_EMAIL,
+              RATE_LIMIT_PER_MINUTE: String(LIMIT),
+              RATE_LIMIT_IP_PER_MINUTE: '600',
+              S3_BUCKET: '',
+            },
+          })
           const db = postgres(databaseUrl, { max: 2, onnotice: () => {} })
           try {
-            await load(cluster, db)
+            await load(cluster, db, dir)
           } finally {
-            if (cluster.proc.exitCode === null) await stopCluster(cluster)
+            if (cluster.proc.exitCode === null) await cluster.stop()
             await db.end({ timeout: 1 })
           }
         } finally {
@@ -207,12 +162,12 @@ describe('cluster', () => {
     )
 })
 
-async function load(cluster: Cluster, db: ReturnType<typeof postgres>) {
+async function load(cluster: RunningCluster, db: ReturnType<typeof postgres>, dir: string) {
   // Behind transaction pooling without the setting, a process refuses to start and says why.
-  const unset = await refusedStart(cluster.dir, { DATABASE_URL: cluster.pooledUrl })
+  const unset = await refusedStart(dir, { DATABASE_URL: cluster.pooledUrl })
   expect(unset.code).toBe(2)
   expect(unset.output).toContain('DATABASE_POOL_MODE=transaction')
-  const noDirect = await refusedStart(cluster.dir, { DATABASE_URL: cluster.pooledUrl, DATABASE_POOL_MODE: 'transaction' })
+  const noDirect = await refusedStart(dir, { DATABASE_URL: cluster.pooledUrl, DATABASE_POOL_MODE: 'transaction' })
   expect(noDirect.code).toBe(2)
   expect(noDirect.output).toContain('DATABASE_DIRECT_URL')
 
@@ -322,7 +277,7 @@ async function load(cluster: Cluster, db: ReturnType<typeof postgres>) {
 
   // The process to kill holds at least one screen.
   const victim = screens.find((s) => s.server && s.server !== '?')!.server!
-  const victimPid = Number(readFileSync(join(cluster.dir, `${victim.replace(/^s/, 'server-')}.pid`), 'utf8'))
+  const victimPid = Number(readFileSync(join(dir, `${victim.replace(/^s/, 'server-')}.pid`), 'utf8'))
   const onVictim = screens.filter((s) => s.server === victim)
   const connectionsBefore = new Map(screens.map((s) => [s, s.connections]))
   const killer = (async () => {
@@ -348,7 +303,7 @@ async function load(cluster: Cluster, db: ReturnType<typeof postgres>) {
   )
   const screenState = screens.map((s) => ({ connections: s.connections, servers: s.servers, ticker: s.last?.tickerText }))
   await Promise.all(screens.map((s) => s.stop()))
-  await stopCluster(cluster)
+  await cluster.stop()
   console.log(`[cluster] killed ${victim}; ${JSON.stringify(statuses)}; rate limit: ${accepted} accepted, ${refused} refused in ${(elapsedMinutes * 60).toFixed(1)} s; screens ${JSON.stringify(screenState)}`)
   expect({ settled, lastTicker, screenState }).toMatchObject({ settled: true })
 
