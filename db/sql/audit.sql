@@ -130,6 +130,69 @@ CREATE OR REPLACE TRIGGER audit_seals_no_truncate
   BEFORE TRUNCATE ON audit_seals
   FOR EACH STATEMENT EXECUTE FUNCTION audit_guard();
 
+-- The company's chain lock, transaction-scoped and the same in every process (the first key is any constant): seals
+-- and digests of one company are made under it. `wait` false answers false at once when another session holds it.
+CREATE OR REPLACE FUNCTION audit_chain_lock(company integer, wait boolean) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF wait THEN
+    PERFORM pg_advisory_xact_lock(727402, company);
+    RETURN true;
+  END IF;
+  RETURN pg_try_advisory_xact_lock(727402, company);
+END
+$$;
+
+-- One sealing batch of a company (server/modules/audit/chain.ts): under the company's chain lock, its pending rows
+-- that are committed and visible, in id order, get the next places after the chain head. Done where the rows are, in
+-- one statement, so the sealer neither ships every row's canonical JSON to the service nor spends the service's
+-- time hashing it. `wait` false gives up at once (answering 0) when another session holds the lock. An entry whose
+-- audit row is gone (removed behind the service's back before its seal) has no place to take; it leaves.
+CREATE OR REPLACE FUNCTION audit_seal(company integer, max_rows integer, wait boolean) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  sealed timestamptz;
+  place bigint;
+  prev text;
+  r record;
+  taken bigint[] := '{}';
+  ids bigint[] := '{}';
+  places bigint[] := '{}';
+  prevs text[] := '{}';
+  hashes text[] := '{}';
+BEGIN
+  IF NOT audit_chain_lock(company, wait) THEN
+    RETURN 0;
+  END IF;
+  -- One clock reading for the batch, taken under the lock, so sealed_at never decreases as seq grows.
+  sealed := clock_timestamp();
+  -- Read committed: each statement sees every seal committed before the lock was granted.
+  SELECT s.seq, s.hash INTO place, prev FROM audit_seals s WHERE s.company_id = company ORDER BY s.seq DESC LIMIT 1;
+  place := coalesce(place, 0);
+  prev := coalesce(prev, repeat('0', 64));
+  FOR r IN SELECT p.audit_id AS id, audit_canonical(a) AS canonical
+             FROM audit_pending p LEFT JOIN audit_logs a ON a.id = p.audit_id
+            WHERE p.company_id = company ORDER BY p.audit_id LIMIT max_rows LOOP
+    taken := taken || r.id;
+    CONTINUE WHEN r.canonical IS NULL;
+    place := place + 1;
+    ids := ids || r.id;
+    places := places || place;
+    prevs := prevs || prev;
+    prev := encode(sha256(convert_to(prev || r.canonical, 'UTF8')), 'hex');
+    hashes := hashes || prev;
+  END LOOP;
+  IF cardinality(taken) = 0 THEN
+    RETURN 0;
+  END IF;
+  INSERT INTO audit_seals (audit_id, company_id, seq, prev_hash, hash, sealed_at)
+    SELECT v.id, company, v.seq, v.prev_hash, v.hash, sealed
+      FROM unnest(ids, places, prevs, hashes) AS v(id, seq, prev_hash, hash);
+  DELETE FROM audit_pending p WHERE p.company_id = company AND p.audit_id = ANY (taken);
+  RETURN cardinality(taken);
+END
+$$;
+
 -- Digests are written once by the chain worker and never change.
 CREATE OR REPLACE FUNCTION audit_digest_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$

@@ -1,4 +1,4 @@
-import { createHash, sign, type KeyObject } from 'node:crypto'
+import { sign, type KeyObject } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import { rowsOf, type Db, type Executor } from '../../../db/client'
 import { invalid } from '../../lib/errors'
@@ -19,65 +19,16 @@ import { pagination } from '../../lib/models'
 
 /** prev_hash of seq 1. */
 export const GENESIS = '0'.repeat(64)
-/** First key of the two-key advisory lock; the second is the company id. Any constant, the same in every process. */
-const CHAIN_LOCK = 727_402
 const SEAL_BATCH = 2000
-
-/** hex SHA-256 of the UTF-8 bytes of prev_hash followed by the row's canonical JSON (db/sql/audit.sql, audit_canonical). */
-export function chainHash(prevHash: string, canonical: string): string {
-  return createHash('sha256').update(prevHash).update(canonical).digest('hex')
-}
-
-const intArray = (xs: number[]) => `{${xs.join(',')}}`
-/** Hex hashes need no quoting inside an array literal. */
-const hexArray = (xs: string[]) => `{${xs.join(',')}}`
 
 /**
  * Seals the company's visible unsealed rows, up to one batch; answers how many. `wait: false` gives up at once
- * when another process holds the company's lock (it is sealing these very rows).
+ * when another process holds the company's lock (it is sealing these very rows). The batch is one call of
+ * `audit_seal` (db/sql/audit.sql), which hashes where the rows are.
  */
 export async function sealBatch(db: Db, companyId: number, wait = true): Promise<number> {
-  return db.transaction(async (tx) => {
-    if (wait) await tx.execute(sql`select pg_advisory_xact_lock(${CHAIN_LOCK}, ${companyId})`)
-    else {
-      const [got] = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${CHAIN_LOCK}, ${companyId}) as ok`))
-      if (!got.ok) return 0
-    }
-    // Read committed: each statement below sees every seal committed before the lock was granted.
-    const [head] = rowsOf<{ seq: string | number; hash: string }>(
-      await tx.execute(sql`select seq, hash from audit_seals where company_id = ${companyId} order by seq desc limit 1`),
-    )
-    // An entry whose row is gone (removed behind the service's back before its seal) has no place to take; it leaves.
-    const rows = rowsOf<{ id: string | number; canonical: string | null }>(
-      await tx.execute(sql`select p.audit_id as id, audit_canonical(a) as canonical
-        from audit_pending p left join audit_logs a on a.id = p.audit_id
-        where p.company_id = ${companyId} order by p.audit_id limit ${SEAL_BATCH}`),
-    )
-    if (rows.length === 0) return 0
-    let seq = head ? Number(head.seq) : 0
-    let prev = head?.hash ?? GENESIS
-    const ids: number[] = []
-    const seqs: number[] = []
-    const prevs: string[] = []
-    const hashes: string[] = []
-    for (const r of rows) {
-      if (r.canonical === null) continue
-      const hash = chainHash(prev, r.canonical)
-      ids.push(Number(r.id))
-      seqs.push(++seq)
-      prevs.push(prev)
-      hashes.push(hash)
-      prev = hash
-    }
-    // One clock reading for the batch, taken under the lock, so sealed_at never decreases as seq grows.
-    await tx.execute(sql`insert into audit_seals (audit_id, company_id, seq, prev_hash, hash, sealed_at)
-      select v.id, ${companyId}, v.seq, v.prev_hash, v.hash, (select clock_timestamp())
-        from unnest(${intArray(ids)}::bigint[], ${intArray(seqs)}::bigint[], ${hexArray(prevs)}::text[], ${hexArray(hashes)}::text[])
-          as v(id, seq, prev_hash, hash)`)
-    await tx.execute(sql`delete from audit_pending where company_id = ${companyId}
-      and audit_id = any(${intArray(rows.map((r) => Number(r.id)))}::bigint[])`)
-    return rows.length
-  })
+  const [done] = rowsOf<{ n: number }>(await db.execute(sql`select audit_seal(${companyId}, ${SEAL_BATCH}, ${wait}) as n`))
+  return Number(done.n)
 }
 
 /** Companies that have rows waiting for a place (the queue is short: entries leave as their rows are sealed). */
@@ -160,8 +111,7 @@ export async function verifyChain(db: Executor, companyId: number, from?: number
     expectedPrev = before?.hash ?? null
   }
 
-  // Every row's hash is recomputed where the row lies (Postgres's own SHA-256 over the same bytes the sealer hashed
-  // with node:crypto), in the inner query, so parallel workers share it; the links are checked in seq order by the
+  // Every row's hash is recomputed where the row lies (the sealer's recipe, see audit_seal), in the inner query, so parallel workers share it; the links are checked in seq order by the
   // window above it. A row's break is encoded as 4·place + reason, so the smallest is the first break in order
   // (a gap names the missing place, which lies between the row before and this one). Only that, the count and the
   // bounds come back: memory stays flat however long the chain. JIT compiling would cost seconds on a long chain and
@@ -227,7 +177,7 @@ export async function makeDigests(db: Db, now: Date): Promise<number> {
   let made = 0
   for (const c of companies) {
     made += await db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(${CHAIN_LOCK}, ${c.id})`)
+      await tx.execute(sql`select audit_chain_lock(${c.id}, true)`)
       const inserted = rowsOf(
         await tx.execute(sql`
           with bounds as (
