@@ -6,9 +6,9 @@ LANGUAGE sql IMMUTABLE AS $$
   SELECT row_data - 'key_hash' - 'token_hash' - 'secret_hash' - 'password_hash' - 'secret_ciphertext' - 'previous_secret_ciphertext'
 $$;
 
--- Its statements have one shape for every row, so they keep the plans cached after their first uses even inside a
--- write that plans its own statements afresh (server/lib/write.ts): re-planning them for each row audited cost a
--- batch of a thousand operations a tenth of a second.
+-- Its statements have one shape for every row, so they keep the plans cached after their first uses even when it
+-- fires beside foreign-key checks that are planned afresh (planKeyChecksAfresh, server/lib/write.ts): re-planning
+-- them for each row audited cost a batch of a thousand operations a tenth of a second.
 CREATE OR REPLACE FUNCTION audit_capture() RETURNS trigger
 LANGUAGE plpgsql SET plan_cache_mode = auto AS $$
 DECLARE

@@ -34,13 +34,6 @@ export const TENANT_ROLE = 'fos_app'
  * so its actor stays null), names the company for row-level security and takes the tenant role; `set_config(…,
  * true)` is `SET LOCAL`, so all of it ends with the transaction. A read marks itself read-only in the same
  * statement; a snapshot's isolation level has to be set by BEGIN, before any statement.
- *
- * A write plans every statement for the tables as they are now, the foreign-key checks included. Postgres keeps
- * each session's plan of a key check (`select 1 from operations where id = $1`) for the life of the session, made
- * generic after its first five uses; a session whose first checks met a nearly empty table (a new database, a
- * tenant's first operations) keeps a sequential scan for that table however large it grows, and every row inserted
- * then pays a scan of the whole table: a batch of 3,000 transactions spent over a second in those checks alone.
- * Planning a key check afresh costs microseconds.
  */
 export async function tenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) {
   const release = opts.on ? undefined : await admission(app)?.enter(caller.companyId)
@@ -72,8 +65,7 @@ async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn:
         set_config('app.channel_detail', ${opts.channelDetail ? JSON.stringify(opts.channelDetail) : ''}, true),
         set_config('app.company_id', ${String(caller.companyId)}, true),
         set_config('transaction_read_only', ${mode === 'write' ? 'off' : 'on'}, true),
-        set_config('role', ${TENANT_ROLE}, true),
-        set_config('plan_cache_mode', ${mode === 'write' ? 'force_custom_plan' : 'auto'}, true)`),
+        set_config('role', ${TENANT_ROLE}, true)`),
     )
     try {
       return await fn(tx)
@@ -88,6 +80,22 @@ async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn:
 /** A write transaction for code that is not a route of its own (a bot tool run inside the MCP endpoint). */
 export const write = <T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) =>
   tenantTx(app, caller, 'write', fn, opts)
+
+/**
+ * A select-list item that makes the foreign-key checks of the rows its statement inserts (run as the statement ends)
+ * planned for the tables as they are now; `restoreKeyCheckPlans` ends that once the statement is done. Postgres keeps
+ * each session's plan of a key check (`select 1 from operations where id = $1`) for the life of the session, generic
+ * after its first five uses; a session whose first checks met a nearly empty table (a new database, a tenant's first
+ * operations, until the next ANALYZE) keeps a sequential scan of that table however large it grows, and every row
+ * inserted pays a scan of the whole table: a batch of 3,000 transactions spent over a second in those checks alone.
+ * Planning a check afresh costs microseconds; the statements around it keep their cached plans.
+ */
+export const planKeyChecksAfresh = sql`set_config('plan_cache_mode', 'force_custom_plan', true)`
+
+/** Back to cached plans after a statement that selected `planKeyChecksAfresh`. */
+export async function restoreKeyCheckPlans(tx: Tx) {
+  await tx.execute(sql`select set_config('plan_cache_mode', 'auto', true)`)
+}
 
 /** Marks the rest of an open write as made by a bot tool run, for the audit trail. */
 export async function setAuditChannel(tx: Tx, channel: string, detail: unknown) {

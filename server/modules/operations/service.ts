@@ -9,6 +9,7 @@ import { pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
+import { planKeyChecksAfresh, restoreKeyCheckPlans } from '../../lib/write'
 import { attachmentDtosByOperation, attachmentsJson } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -404,8 +405,10 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
         order by u.n
         returning ${TRANSACTION_COLUMNS}
       )
-      select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs`),
+      select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
+        ${planKeyChecksAfresh} as plan_mode`),
   )
+  await restoreKeyCheckPlans(tx)
   const ops = inserted.ops
   const txRows = inserted.txs
 
