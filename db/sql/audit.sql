@@ -7,7 +7,7 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- Its statements have one shape for every row, so they keep the plans cached after their first uses even when it
--- fires beside foreign-key checks that are planned afresh (planKeyChecksAfresh, server/lib/write.ts): re-planning
+-- fires beside foreign-key checks that are planned afresh (keyCheckPlans, server/lib/write.ts): re-planning
 -- them for each row audited cost a batch of a thousand operations a tenth of a second.
 CREATE OR REPLACE FUNCTION audit_capture() RETURNS trigger
 LANGUAGE plpgsql SET plan_cache_mode = auto AS $$
