@@ -81,6 +81,35 @@ async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn:
 export const write = <T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promise<T>, opts: WriteOptions = {}) =>
   tenantTx(app, caller, 'write', fn, opts)
 
+/*
+ * Foreign-key checks of freshly inserted rows. Postgres keeps each session's plan of a key check (`select 1 from
+ * operations where id = $1`) for the life of the session, generic after its first five uses, until an ANALYZE of the
+ * table; a session whose first checks met a nearly empty table (a new database, a tenant's first operations) keeps a
+ * sequential scan of that table however large it grows, and every row inserted pays a scan of the whole table: a
+ * batch of 3,000 transactions spent over a second in those checks alone. A statement inserting a few rows has its
+ * checks planned afresh (tens of microseconds each) and the statements around it keep their cached plans; before one
+ * inserting many, the session's cached plans are dropped, so each is made again once, for the tables as they are.
+ */
+
+/** Rows one statement may insert with their key checks planned one by one; above it the session's plans are renewed. */
+const FEW_ROWS = 50
+
+/**
+ * A select-list item for a statement inserting `rows` rows (`null` when it needs none), after `renewPlansFor`: with
+ * it, the key checks run as the statement ends are planned for the tables as they are now.
+ */
+export const keyCheckPlans = (rows: number) => (rows <= FEW_ROWS ? sql`set_config('plan_cache_mode', 'force_custom_plan', true)` : sql`null`)
+
+/** Before a statement inserting `rows` rows: drops the session's cached plans when they are many. */
+export async function renewPlansFor(tx: Tx, rows: number) {
+  if (rows > FEW_ROWS) await tx.execute(sql`discard plans`)
+}
+
+/** After that statement: the rest of the write keeps cached plans. */
+export async function keepPlansAfter(tx: Tx, rows: number) {
+  if (rows <= FEW_ROWS) await tx.execute(sql`select set_config('plan_cache_mode', 'auto', true)`)
+}
+
 /** Marks the rest of an open write as made by a bot tool run, for the audit trail. */
 export async function setAuditChannel(tx: Tx, channel: string, detail: unknown) {
   await tx.execute(sql`select set_config('app.channel', ${channel}, true), set_config('app.channel_detail', ${JSON.stringify(detail)}, true)`)

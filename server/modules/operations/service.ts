@@ -9,6 +9,7 @@ import { pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
+import { keepPlansAfter, keyCheckPlans, renewPlansFor } from '../../lib/write'
 import { attachmentDtosByOperation, attachmentsJson } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -370,6 +371,9 @@ type InsertedTransaction = Omit<OperationDto['transactions'][number], 'amount' |
 async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs: Refs): Promise<OperationDto[]> {
   const companyId = caller.companyId
   const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: i + 1, t, amount: p.amounts[j], status: p.status })))
+  // Key checks planned for the tables as they are (server/lib/write.ts).
+  const rows = items.length + legs.length
+  await renewPlansFor(tx, rows)
   // Ids are drawn first so each transaction can name its operation inside the same statement; the foreign keys are
   // checked at its end, when both sets of rows exist.
   const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
@@ -404,8 +408,10 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
         order by u.n
         returning ${TRANSACTION_COLUMNS}
       )
-      select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs`),
+      select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
+        ${keyCheckPlans(rows)} as plan_mode`),
   )
+  await keepPlansAfter(tx, rows)
   const ops = inserted.ops
   const txRows = inserted.txs
 
