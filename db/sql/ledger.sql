@@ -64,3 +64,48 @@ BEGIN
   RETURN NEXT;
 END
 $$;
+
+-- The operation as its GET returns it (attachments without `signed_url`: a link that expires has no place in a record
+-- kept 30 days), as jsonb: what the ledger's announcements carry, rendered inside the outbox's own statement so a
+-- transition pays one round trip for its event. A function for the same reason as above: the plans stay with the
+-- session. Times as server/lib/time.ts writes them. tests/modules/webhooks.test.ts holds it equal to the GET.
+CREATE OR REPLACE FUNCTION operation_json(op integer) RETURNS jsonb
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN (SELECT jsonb_build_object(
+      'id', o.id, 'company_id', o.company_id, 'operation_type_id', o.operation_type_id, 'client_id', o.client_id,
+      'cost_center_id', o.cost_center_id, 'description', o.description,
+      'date', to_char(o.date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'status', o.status,
+      'created_by', o.created_by, 'created_at', to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'updated_at', to_char(o.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'transactions', coalesce((SELECT jsonb_agg(jsonb_build_object(
+          'id', t.id, 'operation_id', t.operation_id, 'account_id', t.account_id, 'currency', t.currency, 'amount', t.amount::float8,
+          'status', t.status, 'transaction_type_id', t.transaction_type_id, 'is_commission', t.is_commission,
+          'description', t.description, 'created_at', to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+          'updated_at', to_char(t.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY t.id)
+        FROM transactions t WHERE t.operation_id = o.id), '[]'::jsonb),
+      'attachments', coalesce((SELECT jsonb_agg(jsonb_build_object(
+          'id', a.id, 'file_name', a.file_name, 'mime_type', a.mime_type, 'size_bytes', a.size_bytes,
+          'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+          'uploaded_by', jsonb_build_object('id', e.id, 'name', e.name, 'email', a.uploaded_by_email)) ORDER BY a.id)
+        FROM operation_attachments a
+        LEFT JOIN employees e ON e.company_id = a.company_id AND lower(e.email) = lower(a.uploaded_by_email) AND e.deleted_at IS NULL
+        WHERE a.operation_id = o.id AND a.deleted_at IS NULL), '[]'::jsonb))
+    FROM operations o WHERE o.id = op);
+END
+$$;
+
+-- An operation made by a messaging tool run carries the run's channel and requester in every event about it: from
+-- the run's draft, or, while the run's own transaction is still creating it, from the channel that transaction
+-- declared for the audit trail (server/lib/write.ts). Null for any other operation.
+CREATE OR REPLACE FUNCTION operation_origin(op integer) RETURNS jsonb
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN coalesce(
+    (SELECT jsonb_build_object('channel', d.channel, 'requested_by', d.channel_detail -> 'requested_by')
+       FROM messaging_drafts d WHERE d.operation_id = op LIMIT 1),
+    CASE WHEN current_setting('app.channel', true) IN ('messaging', 'twin') THEN jsonb_build_object(
+      'channel', current_setting('app.channel', true),
+      'requested_by', nullif(current_setting('app.channel_detail', true), '')::jsonb -> 'requested_by') END);
+END
+$$;

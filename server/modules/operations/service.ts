@@ -9,7 +9,7 @@ import { pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { attachmentDtosByOperation, attachmentsJson } from '../attachments/service'
+import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
 
@@ -144,32 +144,12 @@ export async function getOperation(db: Executor, caller: Caller, id: number, sto
 }
 
 /**
- * The operation as its GET returns it (attachments without `signed_url`), as one jsonb SQL expression: what the
- * ledger's announcements carry, so the outbox records it within its own statement and a transition pays one
- * round trip for its event. tests/modules/webhooks.test.ts holds it equal to the GET.
+ * The operation as its GET returns it and what a messaging run that made it adds, as jsonb SQL expressions
+ * (db/sql/ledger.sql): the outbox records an event within its own statement, so a transition pays one round trip
+ * for it, and the database keeps the functions' plans.
  */
-const operationJson = (id: number) => sql`(select jsonb_build_object(
-    'id', o.id, 'company_id', o.company_id, 'operation_type_id', o.operation_type_id, 'client_id', o.client_id,
-    'cost_center_id', o.cost_center_id, 'description', o.description, 'date', ${isoSql(sql`o.date`)}, 'status', o.status,
-    'created_by', o.created_by, 'created_at', ${isoSql(sql`o.created_at`)}, 'updated_at', ${isoSql(sql`o.updated_at`)},
-    'transactions', coalesce((select jsonb_agg(jsonb_build_object(
-        'id', t.id, 'operation_id', t.operation_id, 'account_id', t.account_id, 'currency', t.currency, 'amount', t.amount::float8,
-        'status', t.status, 'transaction_type_id', t.transaction_type_id, 'is_commission', t.is_commission,
-        'description', t.description, 'created_at', ${isoSql(sql`t.created_at`)}, 'updated_at', ${isoSql(sql`t.updated_at`)}) order by t.id)
-      from transactions t where t.operation_id = o.id), '[]'::jsonb),
-    'attachments', ${attachmentsJson(sql`o.id`)})
-  from operations o where o.id = ${id})`
-
-/**
- * An operation made by a messaging tool run carries the run's channel and requester in every event about it:
- * from the run's draft, or, while the run's own transaction is still creating it, from the channel that
- * transaction declared for the audit trail (server/lib/write.ts).
- */
-const operationOrigin = (id: SQL) => sql`coalesce(
-  (select jsonb_build_object('channel', d.channel, 'requested_by', d.channel_detail -> 'requested_by') from messaging_drafts d where d.operation_id = ${id} limit 1),
-  case when current_setting('app.channel', true) in ('messaging', 'twin') then jsonb_build_object(
-    'channel', current_setting('app.channel', true),
-    'requested_by', nullif(current_setting('app.channel_detail', true), '')::jsonb -> 'requested_by') end)`
+const operationJson = (id: number) => sql`operation_json(${id})`
+const operationOrigin = (id: SQL) => sql`operation_origin(${id})`
 
 /**
  * What the ledger announces about operation `id`: rendered at this point of the transaction, or, for one just
