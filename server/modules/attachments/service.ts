@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, asc, eq, isNull, sql } from 'drizzle-orm'
 import { employees, operationAttachments } from '../../../db/schema'
 import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
@@ -8,6 +8,7 @@ import { notFound } from '../../lib/errors'
 import { announce } from '../../lib/events'
 import { createOnce, write } from '../../lib/write'
 import { assertOperationVisible } from '../../lib/scope'
+import { pgArray } from '../../lib/arrays'
 import { LINK_LIFETIME_SECONDS, type AttachmentDto } from './model'
 
 export type { AttachmentDto } from './model'
@@ -93,7 +94,7 @@ async function attachmentRows(db: Executor, companyId: number, operationIds: num
         isNull(employees.deletedAt),
       ),
     )
-    .where(and(eq(a.companyId, companyId), inArray(a.operationId, operationIds), isNull(a.deletedAt)))
+    .where(and(eq(a.companyId, companyId), sql`${a.operationId} = any(${pgArray(operationIds, 'int')})`, isNull(a.deletedAt)))
     .orderBy(asc(a.id))
 }
 

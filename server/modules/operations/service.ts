@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm'
 import { operations, operationTypes, transactions, transactionTypes } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { clientScope, type Caller } from '../../access/caller'
@@ -116,7 +116,7 @@ async function hydrate(db: Executor, companyId: number, rows: OperationRow[], st
   if (rows.length === 0) return []
   const ids = rows.map((r) => r.id)
   const [txs, files] = await Promise.all([
-    db.select().from(transactions).where(inArray(transactions.operationId, ids)).orderBy(asc(transactions.id)),
+    db.select().from(transactions).where(sql`${transactions.operationId} = any(${pgArray(ids, 'int')})`).orderBy(asc(transactions.id)),
     store ? attachmentDtosByOperation(db, store, companyId, ids) : undefined,
   ])
   const byOp = new Map<number, TransactionRow[]>()
