@@ -82,6 +82,14 @@ BEGIN
         'CREATE POLICY tenant_isolation ON %I AS PERMISSIVE FOR ALL TO fos_app USING ((%I + 0) = %s) WITH CHECK (%I = %s)',
         r.tbl, r.company_col, tenant, r.company_col, tenant);
     END IF;
+    -- Statistics on the policy's own expression. Without them the planner guesses that the policy keeps 0.5 % of
+    -- the rows it filters, and a company's page of 50 rows out of thousands looks cheaper to sort from a full scan
+    -- than to read in order from the company's index (14 ms instead of 0.1 ms for a page of operations). With
+    -- them it takes the rows of one company among as many as there are companies, as it does for `company_id = $1`.
+    -- The estimate is not that of one tenant, so a tenant the sample missed is not taken for an empty one.
+    IF NOT EXISTS (SELECT 1 FROM pg_statistic_ext s WHERE s.stxrelid = r.oid AND s.stxname = r.tbl || '_tenant') THEN
+      EXECUTE format('CREATE STATISTICS %I ON (%I + 0) FROM %I', r.tbl || '_tenant', r.company_col, r.tbl);
+    END IF;
   END LOOP;
 END
 $$;

@@ -1,6 +1,6 @@
-import { and, eq, isNull, sql } from 'drizzle-orm'
-import { apiKeys, companies, employees, externalGrants } from '../../db/schema'
-import type { Db } from '../../db/client'
+import { eq, sql } from 'drizzle-orm'
+import { companies, externalGrants } from '../../db/schema'
+import { rowsOf, type Db } from '../../db/client'
 import { unauthorized } from '../lib/errors'
 import { credentialPrefix, sameDigest, sha256 } from '../lib/secrets'
 
@@ -51,59 +51,43 @@ export interface Caller {
 export const KEY_KIND = 'fos'
 export const GRANT_KIND = 'fxg'
 
-/**
- * The key lookup every authenticated request makes, built once per database handle: Drizzle then skips
- * rebuilding the SQL text per call. It still runs on every request, so a revoked key or deleted employee is
- * refused on the next call, whichever process revoked it. The company's module flags come in the same round trip.
- */
-const lookups = new WeakMap<object, ReturnType<typeof keyLookup>>()
-
-function keyLookup(db: Db) {
-  return db
-    .select({
-      id: apiKeys.id,
-      companyId: apiKeys.companyId,
-      keyHash: apiKeys.keyHash,
-      employeeId: apiKeys.employeeId,
-      email: employees.email,
-      name: employees.name,
-      permissions: employees.permissions,
-      clientIds: employees.clientIds,
-      employeeDeletedAt: employees.deletedAt,
-      mesas: companies.mesasEnabled,
-      ventanilla: companies.ventanillaEnabled,
-    })
-    .from(apiKeys)
-    .innerJoin(companies, eq(companies.id, apiKeys.companyId))
-    .leftJoin(employees, eq(employees.id, apiKeys.employeeId))
-    .where(and(eq(apiKeys.prefix, sql.placeholder('prefix')), isNull(apiKeys.revokedAt)))
-    .limit(1)
-    .prepare('auth_key_lookup')
+interface KeyRow {
+  id: number
+  company_id: number
+  key_hash: string
+  employee_id: number | null
+  email: string | null
+  name: string | null
+  permissions: string[] | null
+  client_ids: number[] | null
+  employee_deleted: boolean | null
+  mesas: boolean
+  ventanilla: boolean
 }
 
+/**
+ * The key lookup every authenticated request makes, by a database function (db/sql/access.sql) whose plan the
+ * session keeps, behind a pooler too. It runs on every request, so a revoked key or deleted employee is refused on
+ * the next call, whichever process revoked it. The company's module flags come in the same round trip.
+ */
 export async function authenticateKey(db: Db, rawKey: string | undefined | null): Promise<Caller> {
   const prefix = credentialPrefix(KEY_KIND, rawKey)
   if (!prefix) throw unauthorized()
-  let lookup = lookups.get(db)
-  if (!lookup) {
-    lookup = keyLookup(db)
-    lookups.set(db, lookup)
-  }
-  const [row] = await lookup.execute({ prefix })
-  if (!row || !sameDigest(sha256(rawKey!), row.keyHash)) throw unauthorized()
+  const [row] = rowsOf<KeyRow>(await db.execute(sql`select * from api_key_caller(${prefix})`))
+  if (!row || !sameDigest(sha256(rawKey!), row.key_hash)) throw unauthorized()
   const modules = { mesas: row.mesas, ventanilla: row.ventanilla }
-  if (row.employeeId == null) return { companyId: row.companyId, keyId: row.id, employee: null, modules }
-  if (row.employeeDeletedAt) throw unauthorized()
+  if (row.employee_id == null) return { companyId: row.company_id, keyId: row.id, employee: null, modules }
+  if (row.employee_deleted) throw unauthorized()
   return {
-    companyId: row.companyId,
+    companyId: row.company_id,
     keyId: row.id,
     modules,
     employee: {
-      id: row.employeeId,
+      id: row.employee_id,
       email: row.email!,
       name: row.name!,
       permissions: row.permissions ?? [],
-      clientIds: row.clientIds ?? [],
+      clientIds: row.client_ids ?? [],
     },
   }
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, isNull, sql } from 'drizzle-orm'
 import { employees, operationAttachments } from '../../../db/schema'
 import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
@@ -8,7 +8,7 @@ import { notFound } from '../../lib/errors'
 import { announce } from '../../lib/events'
 import { createOnce, write } from '../../lib/write'
 import { assertOperationVisible } from '../../lib/scope'
-import { isoSql } from '../../lib/time'
+import { pgArray } from '../../lib/arrays'
 import { LINK_LIFETIME_SECONDS, type AttachmentDto } from './model'
 
 export type { AttachmentDto } from './model'
@@ -94,20 +94,9 @@ async function attachmentRows(db: Executor, companyId: number, operationIds: num
         isNull(employees.deletedAt),
       ),
     )
-    .where(and(eq(a.companyId, companyId), inArray(a.operationId, operationIds), isNull(a.deletedAt)))
+    .where(and(eq(a.companyId, companyId), sql`${a.operationId} = any(${pgArray(operationIds, 'int')})`, isNull(a.deletedAt)))
     .orderBy(asc(a.id))
 }
-
-/**
- * The live attachments of one operation as its GET lists them, minus `signed_url`, as one jsonb array expression:
- * what event payloads carry (a link that expires has no place in a record kept 30 days).
- */
-export const attachmentsJson = (operationId: SQL) => sql`coalesce((select jsonb_agg(jsonb_build_object(
-    'id', a.id, 'file_name', a.file_name, 'mime_type', a.mime_type, 'size_bytes', a.size_bytes, 'created_at', ${isoSql(sql`a.created_at`)},
-    'uploaded_by', jsonb_build_object('id', e.id, 'name', e.name, 'email', a.uploaded_by_email)) order by a.id)
-  from operation_attachments a
-  left join employees e on e.company_id = a.company_id and lower(e.email) = lower(a.uploaded_by_email) and e.deleted_at is null
-  where a.operation_id = ${operationId} and a.deleted_at is null), '[]'::jsonb)`
 
 export async function listAttachmentDtos(db: Executor, store: BlobStore, companyId: number, operationId: number): Promise<AttachmentDto[]> {
   const rows = await attachmentRows(db, companyId, [operationId])

@@ -1,6 +1,6 @@
-import { and, eq, isNull, sql } from 'drizzle-orm'
+import { inArray, sql } from 'drizzle-orm'
 import { mesas } from '../../../db/schema'
-import type { Tx } from '../../../db/client'
+import { rowsOf, type Tx } from '../../../db/client'
 import { pgArray } from '../../lib/arrays'
 import type { DomainEvents } from '../../lib/events'
 import { feedOperation } from './service'
@@ -12,16 +12,12 @@ import { feedOperation } from './service'
  * that probe of the partial index `mesas_company_auto` and nothing else.
  */
 export async function syncMesaLines(tx: Tx, companyId: number, operationIds: number[]): Promise<void> {
-  const touched = await tx
-    .select({
-      mesa: mesas,
-      operations: sql<number[]>`array(select distinct t.operation_id from mesa_accounts ma join transactions t on t.account_id = ma.account_id
-        where ma.mesa_id = "mesas"."id" and ma.released_at is null and t.operation_id = any(${pgArray(operationIds, 'int')}))`,
-    })
-    .from(mesas)
-    .where(and(eq(mesas.companyId, companyId), isNull(mesas.deletedAt), eq(mesas.blotterFeedMode, 'auto')))
-    .orderBy(mesas.id)
-  const fed = touched.map((t) => ({ mesa: t.mesa, operations: new Set(t.operations.map(Number)) })).filter((t) => t.operations.size > 0)
+  const targets = rowsOf<{ mesa_id: number; operation_ids: number[] }>(
+    await tx.execute(sql`select mesa_id, operation_ids from mesa_feed_targets(${companyId}, ${pgArray(operationIds, 'int')})`),
+  ).filter((t) => t.operation_ids.length > 0)
+  if (targets.length === 0) return
+  const rows = await tx.select().from(mesas).where(inArray(mesas.id, targets.map((t) => t.mesa_id))).orderBy(mesas.id)
+  const fed = rows.map((mesa) => ({ mesa, operations: new Set(targets.find((t) => t.mesa_id === mesa.id)!.operation_ids.map(Number)) }))
   for (const id of operationIds) for (const t of fed) if (t.operations.has(id)) await feedOperation(tx, t.mesa, id)
 }
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm'
 import { operations, operationTypes, transactions, transactionTypes } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { clientScope, type Caller } from '../../access/caller'
@@ -10,7 +10,7 @@ import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { keepPlansAfter, keyCheckPlans, renewPlansFor } from '../../lib/write'
-import { attachmentDtosByOperation, attachmentsJson } from '../attachments/service'
+import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
 
@@ -117,7 +117,7 @@ async function hydrate(db: Executor, companyId: number, rows: OperationRow[], st
   if (rows.length === 0) return []
   const ids = rows.map((r) => r.id)
   const [txs, files] = await Promise.all([
-    db.select().from(transactions).where(inArray(transactions.operationId, ids)).orderBy(asc(transactions.id)),
+    db.select().from(transactions).where(sql`${transactions.operationId} = any(${pgArray(ids, 'int')})`).orderBy(asc(transactions.id)),
     store ? attachmentDtosByOperation(db, store, companyId, ids) : undefined,
   ])
   const byOp = new Map<number, TransactionRow[]>()
@@ -145,32 +145,12 @@ export async function getOperation(db: Executor, caller: Caller, id: number, sto
 }
 
 /**
- * The operation as its GET returns it (attachments without `signed_url`), as one jsonb SQL expression: what the
- * ledger's announcements carry, so the outbox records it within its own statement and a transition pays one
- * round trip for its event. tests/modules/webhooks.test.ts holds it equal to the GET.
+ * The operation as its GET returns it and what a messaging run that made it adds, as jsonb SQL expressions
+ * (db/sql/ledger.sql): the outbox records an event within its own statement, so a transition pays one round trip
+ * for it, and the database keeps the functions' plans.
  */
-const operationJson = (id: number) => sql`(select jsonb_build_object(
-    'id', o.id, 'company_id', o.company_id, 'operation_type_id', o.operation_type_id, 'client_id', o.client_id,
-    'cost_center_id', o.cost_center_id, 'description', o.description, 'date', ${isoSql(sql`o.date`)}, 'status', o.status,
-    'created_by', o.created_by, 'created_at', ${isoSql(sql`o.created_at`)}, 'updated_at', ${isoSql(sql`o.updated_at`)},
-    'transactions', coalesce((select jsonb_agg(jsonb_build_object(
-        'id', t.id, 'operation_id', t.operation_id, 'account_id', t.account_id, 'currency', t.currency, 'amount', t.amount::float8,
-        'status', t.status, 'transaction_type_id', t.transaction_type_id, 'is_commission', t.is_commission,
-        'description', t.description, 'created_at', ${isoSql(sql`t.created_at`)}, 'updated_at', ${isoSql(sql`t.updated_at`)}) order by t.id)
-      from transactions t where t.operation_id = o.id), '[]'::jsonb),
-    'attachments', ${attachmentsJson(sql`o.id`)})
-  from operations o where o.id = ${id})`
-
-/**
- * An operation made by a messaging tool run carries the run's channel and requester in every event about it:
- * from the run's draft, or, while the run's own transaction is still creating it, from the channel that
- * transaction declared for the audit trail (server/lib/write.ts).
- */
-const operationOrigin = (id: SQL) => sql`coalesce(
-  (select jsonb_build_object('channel', d.channel, 'requested_by', d.channel_detail -> 'requested_by') from messaging_drafts d where d.operation_id = ${id} limit 1),
-  case when current_setting('app.channel', true) in ('messaging', 'twin') then jsonb_build_object(
-    'channel', current_setting('app.channel', true),
-    'requested_by', nullif(current_setting('app.channel_detail', true), '')::jsonb -> 'requested_by') end)`
+const operationJson = (id: number) => sql`operation_json(${id})`
+const operationOrigin = (id: SQL) => sql`operation_origin(${id})`
 
 /**
  * What the ledger announces about operation `id`: rendered at this point of the transaction, or, for one just
@@ -485,59 +465,37 @@ export async function createOperations(tx: Tx, caller: Caller, inputs: CreateOpe
 }
 
 type Transition = {
-  /** The operation status the transition starts from; the stored status is kept in step with the transactions. */
-  allowed: (status: string) => boolean
-  /** Which transactions change. */
-  from: SQL
+  /**
+   * Transactions in this status change (with `except`, all but those in it); the operation must be in it too (all
+   * but it), its stored status kept in step with the transactions.
+   */
+  from: 'pending' | 'completed' | 'cancelled'
+  except?: boolean
   to: 'pending' | 'completed' | 'cancelled'
   /** What the ledger announces once the change is made. */
   event: 'operation.approved' | 'operation.reverted' | 'operation.cancelled'
-  /** Which of the changing transactions currently count in the balances, and whether they start or stop counting. */
-  counted: SQL
+  /** Which of the changing transactions currently count in the balances (all when absent), and whether they start or stop counting. */
+  counted?: 'completed'
   sign: 1 | -1
 }
 
 /**
- * One status change of a whole operation. Statements, in this order: lock the operation row (so concurrent
- * transitions of it serialise; the status read is the latest committed one), lock the accounts it moves in
- * ascending id order, then flip the transactions, move the balances and store the new operation status in
- * one statement. Balances change by `balance + amount` in numeric arithmetic, never through JavaScript.
+ * One status change of a whole operation, made by `ledger_transition` (db/sql/ledger.sql) in one round trip: lock
+ * the operation row, lock the accounts it moves in ascending id order, then flip the transactions, move the balances
+ * and store the new operation status. A database function because its statements' plans are kept by the session,
+ * also behind a pooler in transaction pooling, where nothing can be prepared. Balances change by `balance + amount`
+ * in numeric arithmetic, never through JavaScript.
  */
 async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, refuse: () => ApiError): Promise<number> {
-  const op = id
-  // By id alone, the company checked on the row (see loadRefs); row-level security keeps other companies' rows out
-  // of the lock.
-  const [row] = rowsOf<{ status: string; company_id: number }>(
-    await tx.execute(sql`select status, company_id from operations
-      where id = ${op} and ${operationVisible(caller, sql`operations.id`)}
-      for no key update of operations`),
+  const scope = clientScope(caller)
+  const [row] = rowsOf<{ op_company: number; changed: number | null }>(
+    await tx.execute(sql`select op_company, changed from ledger_transition(${id}, ${caller.companyId},
+      ${scope ? pgArray(scope, 'int') : sql`null::int[]`}, ${rule.from}, ${rule.except ?? false}, ${rule.counted ?? null}, ${rule.to}, ${rule.sign})`),
   )
-  if (!row || row.company_id !== caller.companyId) throw notFound('Operation')
-  if (!rule.allowed(row.status)) throw refuse()
-
-  await tx.execute(sql`select id from accounts
-    where id in (select account_id from transactions where operation_id = ${op} and ${rule.from} and ${rule.counted})
-    order by id for no key update`)
-
-  const [result] = rowsOf<{ changed: number }>(
-    await tx.execute(sql`with prev as (
-        select id, account_id, amount, (${rule.counted}) as counted from transactions where operation_id = ${op} and ${rule.from}
-      ), moved as (
-        update transactions t set status = ${sql.raw(`'${rule.to}'`)}, completed_at = ${rule.to === 'completed' ? sql`now()` : sql`null`},
-          updated_at = now()
-        from prev where t.id = prev.id returning prev.account_id, prev.amount, prev.counted
-      ), delta as (
-        select account_id, sum(amount) as d from moved where counted group by account_id
-      ), balances as (
-        update accounts a set balance = a.balance ${rule.sign === 1 ? sql`+` : sql`-`} delta.d, updated_at = now()
-        from delta where a.id = delta.account_id returning a.id
-      ), stored as (
-        update operations set status = ${sql.raw(`'${rule.to}'`)}, updated_at = now() where id = ${op} returning id
-      )
-      select (select count(*) from moved)::int as changed, (select count(*) from balances) as b, (select count(*) from stored) as o`),
-  )
+  if (!row || row.op_company !== caller.companyId) throw notFound('Operation')
+  if (row.changed === null) throw refuse()
   await announce(tx, operationEvent(rule.event, caller.companyId, id))
-  return result.changed
+  return row.changed
 }
 
 /** pending → completed for every transaction; only when all are pending. Their amounts join the balances. */
@@ -546,7 +504,7 @@ export async function approveOperation(tx: Tx, caller: Caller, id: number) {
     tx,
     caller,
     id,
-    { allowed: (s) => s === 'pending', from: sql`status = 'pending'`, to: 'completed', counted: sql`true`, sign: 1, event: 'operation.approved' },
+    { from: 'pending', to: 'completed', sign: 1, event: 'operation.approved' },
     () => conflict('NOT_ALL_PENDING', 'Only an operation whose transactions are all pending can be approved'),
   )
   return { operation_id: id, message: 'Operation approved', approved_transactions: approved }
@@ -558,7 +516,7 @@ export async function revertOperation(tx: Tx, caller: Caller, id: number) {
     tx,
     caller,
     id,
-    { allowed: (s) => s === 'completed', from: sql`status = 'completed'`, to: 'pending', counted: sql`true`, sign: -1, event: 'operation.reverted' },
+    { from: 'completed', to: 'pending', sign: -1, event: 'operation.reverted' },
     () => conflict('NOT_ALL_COMPLETED', 'Only an operation whose transactions are all completed can be reverted'),
   )
   return { operation_id: id, message: 'Operation reverted to pending', reverted_transactions: reverted }
@@ -570,7 +528,7 @@ export async function cancelOperation(tx: Tx, caller: Caller, id: number) {
     tx,
     caller,
     id,
-    { allowed: (s) => s !== 'cancelled', from: sql`status <> 'cancelled'`, to: 'cancelled', counted: sql`status = 'completed'`, sign: -1, event: 'operation.cancelled' },
+    { from: 'cancelled', except: true, to: 'cancelled', counted: 'completed', sign: -1, event: 'operation.cancelled' },
     () => conflict('ALREADY_CANCELLED', 'The operation is already cancelled'),
   )
   return { operation_id: id, message: 'Operation cancelled', cancelled_transactions: cancelled }
