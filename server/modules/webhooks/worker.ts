@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm'
-import { Webhook } from 'standardwebhooks'
+import { createHmac } from 'node:crypto'
 import { rowsOf } from '../../../db/client'
 import type { AppContext } from '../../context'
 import { announce, eventTransaction } from '../../lib/events'
 import { sendTarget } from './address'
 import { eventId, pruneEvents } from './outbox'
-import { openSecret } from './secrets'
+import { signingKey } from './secrets'
 import { endpointDto } from './service'
 import { webhookEndpoints } from '../../../db/schema'
 import { and, eq } from 'drizzle-orm'
@@ -293,9 +293,11 @@ export class DeliveryWorker {
     const id = eventId(c.event_id)
     const data = typeof c.data === 'string' ? JSON.parse(c.data) : c.data
     const body = JSON.stringify({ id, type: c.type, created_at: c.created_at, data })
-    const now = new Date()
+    const timestamp = String(Math.floor(Date.now() / 1000))
     const secrets = [c.secret_ciphertext, ...(c.previous_live && c.previous_secret_ciphertext ? [c.previous_secret_ciphertext] : [])]
-    const signature = secrets.map((s) => new Webhook(openSecret(this.#app.config.signingSecret, s)).sign(id, now, body)).join(' ')
+    // Standard Webhooks' signature, with the runtime's own HMAC: the library's pure-script SHA-256 is several times slower.
+    const signed = `${id}.${timestamp}.${body}`
+    const signature = secrets.map((s) => `v1,${createHmac('sha256', signingKey(this.#app.config.signingSecret, s)).update(signed).digest('base64')}`).join(' ')
     const started = performance.now()
     try {
       const res = await fetch(target.url, {
@@ -308,7 +310,7 @@ export class DeliveryWorker {
           'content-type': 'application/json',
           'user-agent': 'fos-webhooks/1',
           'webhook-id': id,
-          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'webhook-timestamp': timestamp,
           'webhook-signature': signature,
         },
         body,
