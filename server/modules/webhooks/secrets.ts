@@ -30,3 +30,20 @@ export function openSecret(signingSecret: string, sealed: string): string {
   decipher.setAuthTag(Buffer.from(tag, 'base64url'))
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8')
 }
+
+/** Opened signing keys by signing secret and sealed secret: every delivery signs, and few endpoints share the work. */
+const signingKeys = new Map<string, Buffer>()
+const MAX_SIGNING_KEYS = 1000
+
+/** The HMAC key a sealed `whsec_` secret stands for (the bytes of its base64), opened once while it is in use. */
+export function signingKey(signingSecret: string, sealed: string): Buffer {
+  const cached = `${signingSecret}\u0000${sealed}`
+  let key = signingKeys.get(cached)
+  if (!key) {
+    key = Buffer.from(openSecret(signingSecret, sealed).replace(/^whsec_/, ''), 'base64')
+    if (key.length === 0) throw new Error('empty endpoint secret')
+    if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.clear()
+    signingKeys.set(cached, key)
+  }
+  return key
+}
