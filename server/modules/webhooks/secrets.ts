@@ -1,3 +1,4 @@
+import { Webhook } from 'standardwebhooks'
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 
 /** A Standard Webhooks secret: `whsec_` and the base64 of 32 random bytes. */
@@ -31,19 +32,18 @@ export function openSecret(signingSecret: string, sealed: string): string {
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8')
 }
 
-/** Opened signing keys by signing secret and sealed secret: every delivery signs, and few endpoints share the work. */
-const signingKeys = new Map<string, Buffer>()
-const MAX_SIGNING_KEYS = 1000
+/** Signers by signing secret and sealed secret: every delivery signs, so an endpoint's secret is opened once, not per attempt. */
+const signers = new Map<string, Webhook>()
+const MAX_SIGNERS = 1000
 
-/** The HMAC key a sealed `whsec_` secret stands for (the bytes of its base64), opened once while it is in use. */
-export function signingKey(signingSecret: string, sealed: string): Buffer {
+/** The Standard Webhooks signer of a sealed `whsec_` secret, kept while it is in use. */
+export function signerOf(signingSecret: string, sealed: string): Webhook {
   const cached = `${signingSecret}\u0000${sealed}`
-  let key = signingKeys.get(cached)
-  if (!key) {
-    key = Buffer.from(openSecret(signingSecret, sealed).replace(/^whsec_/, ''), 'base64')
-    if (key.length === 0) throw new Error('empty endpoint secret')
-    if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.clear()
-    signingKeys.set(cached, key)
+  let signer = signers.get(cached)
+  if (!signer) {
+    signer = new Webhook(openSecret(signingSecret, sealed))
+    if (signers.size >= MAX_SIGNERS) signers.clear()
+    signers.set(cached, signer)
   }
-  return key
+  return signer
 }
