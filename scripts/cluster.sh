@@ -89,9 +89,17 @@ fi
 RUN_AS=""
 if [ "$(id -u)" = 0 ]; then RUN_AS="user = postgres"; fi
 printf '"%s" "%s"\n' "$PG_USER" "$PG_PASSWORD" >"$DIR/pgbouncer-users.txt"
+# A Postgres on this host is reached through its Unix socket when that answers: every statement crosses this hop,
+# and a socket costs the kernel less than loopback TCP. Otherwise (another host, or the socket refuses), TCP.
+PG_SERVER=$PG_HOST
+SOCKET_DIR=${CLUSTER_PG_SOCKET_DIR:-/var/run/postgresql}
+if [[ $PG_HOST =~ ^(127\.0\.0\.1|localhost)$ && -S "$SOCKET_DIR/.s.PGSQL.$PG_PORT" ]] &&
+  PGPASSWORD=$PG_PASSWORD psql -h "$SOCKET_DIR" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DB" -Atqc 'select 1' >/dev/null 2>&1; then
+  PG_SERVER=$SOCKET_DIR
+fi
 cat >"$DIR/pgbouncer.ini" <<EOF
 [databases]
-$PG_DB = host=$PG_HOST port=$PG_PORT dbname=$PG_DB
+$PG_DB = host=$PG_SERVER port=$PG_PORT dbname=$PG_DB
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = $PGB_PORT
@@ -138,6 +146,8 @@ done
 cat >"$DIR/haproxy.cfg" <<EOF
 global
     maxconn 4096
+    # One thread: the processes behind it want the cores more than a second HAProxy thread does.
+    nbthread 1
 defaults
     mode http
     # Keep-alive on both sides (HAProxy's default): connections to the processes are reused across requests.

@@ -115,8 +115,10 @@ export async function verifyChain(db: Executor, companyId: number, from?: number
   // window above it. A row's break is encoded as 4·place + reason, so the smallest is the first break in order
   // (a gap names the missing place, which lies between the row before and this one). Only that, the count and the
   // bounds come back: memory stays flat however long the chain. JIT compiling would cost seconds on a long chain and
-  // speed up none of the work, which is in the functions.
-  await db.execute(sql`set local jit = off`)
+  // speed up none of the work, which is in the functions; the parallel workers a tenant transaction turns off
+  // (server/lib/write.ts) are what spreads that work over the cores, so they are asked for back.
+  await db.execute(sql`select set_config('jit', 'off', true),
+    set_config('max_parallel_workers_per_gather', (select reset_val from pg_settings where name = 'max_parallel_workers_per_gather'), true)`)
   const [found] = rowsOf<{ rows: string | number; first_seq: string | number | null; last_seq: string | number | null; broken: string | number | null }>(
     await db.execute(sql`
       with linked as (
