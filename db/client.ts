@@ -165,6 +165,20 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 type Postgres = typeof import('postgres')
 
 /**
+ * A postgres.js client of `url`. As with libpq, `?host=/a/directory` names the directory of a Unix socket (a pooler or
+ * a Postgres on the same host: cheaper than loopback TCP for every statement); the URL's host and port still name
+ * the socket file, `.s.PGSQL.<port>`. The parameter is taken out of the URL, which postgres.js would otherwise send as
+ * a startup parameter.
+ */
+function connect(postgres: Postgres, url: string, options: Parameters<Postgres>[1]) {
+  const parsed = new URL(url)
+  const dir = parsed.searchParams.get('host')
+  if (!dir?.startsWith('/')) return postgres(url, options)
+  parsed.searchParams.delete('host')
+  return postgres(parsed.toString(), { ...options, path: `${dir}/.s.PGSQL.${parsed.port || 5432}` })
+}
+
+/**
  * Whether two client sessions of `url` are served by one server session: what a pooler in transaction (or
  * statement) pooling does, and what neither Postgres itself nor session pooling ever does. The first session's
  * statement ends its transaction and frees its backend; the second session then gets that backend (PgBouncer hands
@@ -172,8 +186,8 @@ type Postgres = typeof import('postgres')
  * always differ. A few rounds, in case another client takes the freed backend in between.
  */
 async function sharesServerSessions(postgres: Postgres, url: string): Promise<number | null> {
-  const a = postgres(url, { max: 1, prepare: false, onnotice: () => {} })
-  const b = postgres(url, { max: 1, prepare: false, onnotice: () => {} })
+  const a = connect(postgres, url, { max: 1, prepare: false, onnotice: () => {} })
+  const b = connect(postgres, url, { max: 1, prepare: false, onnotice: () => {} })
   try {
     for (let round = 0; round < 5; round++) {
       const [{ pid: first }] = await a`select pg_backend_pid() as pid`
@@ -215,7 +229,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
   const pooled = poolMode === 'transaction'
 
   // Migrations run on one dedicated session holding an advisory lock, so processes starting together take turns.
-  const admin = postgres(directUrl, { max: 1, onnotice: () => {} })
+  const admin = connect(postgres, directUrl, { max: 1, onnotice: () => {} })
   try {
     await admin`select pg_advisory_lock(${MIGRATION_LOCK})`
     await migrate(drizzle(admin), { migrationsFolder: MIGRATIONS })
@@ -225,7 +239,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
     await admin.end()
   }
 
-  const base = postgres(url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
+  const base = connect(postgres, url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
   const client = pooled ? unpipelined(inlining(base), poolMax) : preparing(base)
   // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
   let listener: ReturnType<Postgres> | null = pooled ? null : client
@@ -234,7 +248,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
     kind: 'postgres',
     db,
     async listen(channel, onPayload) {
-      listener ??= postgres(directUrl, { max: 1, onnotice: () => {} })
+      listener ??= connect(postgres, directUrl, { max: 1, onnotice: () => {} })
       const sub = await listener.listen(channel, onPayload)
       return () => sub.unlisten()
     },

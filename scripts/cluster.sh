@@ -97,13 +97,19 @@ if [[ $PG_HOST =~ ^(127\.0\.0\.1|localhost)$ && -S "$SOCKET_DIR/.s.PGSQL.$PG_POR
   PGPASSWORD=$PG_PASSWORD psql -h "$SOCKET_DIR" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DB" -Atqc 'select 1' >/dev/null 2>&1; then
   PG_SERVER=$SOCKET_DIR
 fi
+# The server processes reach PgBouncer through its Unix socket too (DATABASE_URL's `?host=`, as libpq reads it); TCP
+# stays open for everyone else. The socket's directory is open to PgBouncer's own user (it drops root); a path too
+# long for a socket address keeps the processes on TCP.
+PGB_SOCKET_DIR="$DIR/pgbouncer-socket"
+mkdir -p "$PGB_SOCKET_DIR" && chmod 777 "$PGB_SOCKET_DIR"
+if ((${#PGB_SOCKET_DIR} > 90)); then PGB_SOCKET_DIR=""; fi
 cat >"$DIR/pgbouncer.ini" <<EOF
 [databases]
 $PG_DB = host=$PG_SERVER port=$PG_PORT dbname=$PG_DB
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = $PGB_PORT
-unix_socket_dir =
+unix_socket_dir = $PGB_SOCKET_DIR
 auth_type = trust
 auth_file = $DIR/pgbouncer-users.txt
 pool_mode = transaction
@@ -120,7 +126,7 @@ for _ in $(seq 1 50); do
   sleep 0.1
 done
 
-POOLED_URL="postgres://$CREDENTIALS@127.0.0.1:$PGB_PORT/$PG_DB"
+POOLED_URL="postgres://$CREDENTIALS@127.0.0.1:$PGB_PORT/$PG_DB${PGB_SOCKET_DIR:+?host=$PGB_SOCKET_DIR}"
 export DATABASE_URL=$POOLED_URL DATABASE_DIRECT_URL=$DB_URL DATABASE_POOL_MODE=transaction
 export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}
 # HAProxy appends the client address to X-Forwarded-For; per-address limits count that address, not HAProxy's.
@@ -164,7 +170,10 @@ frontend api
     option forwardfor
     default_backend servers
 backend servers
-    balance roundrobin
+    # The process with the fewest requests in hand: a process paused (collecting garbage, or killed) gets no queue.
+    balance leastconn
+    # Any idle connection to a process serves any client's next request: no new connection per client connection.
+    http-reuse always
     option httpchk GET /health
     http-check expect status 200
     # A killed process refuses the check's connection at once, so 3 checks a second find it in about a second.
