@@ -166,16 +166,16 @@ type Postgres = typeof import('postgres')
 
 /**
  * A postgres.js client of `url`. As with libpq, `?host=/a/directory` names the directory of a Unix socket (a pooler or
- * a Postgres on the same host: cheaper than loopback TCP for every statement); the URL's host and port still name
- * the socket file, `.s.PGSQL.<port>`. The parameter is taken out of the URL, which postgres.js would otherwise send as
- * a startup parameter.
+ * a Postgres on the same host: cheaper than loopback TCP for every statement), which postgres.js takes as its `host`
+ * option (the socket file is `.s.PGSQL.<the URL's port>`). The parameter is taken out of the URL, which postgres.js
+ * would otherwise send as a startup parameter.
  */
 function connect(postgres: Postgres, url: string, options: Parameters<Postgres>[1]) {
   const parsed = new URL(url)
   const dir = parsed.searchParams.get('host')
   if (!dir?.startsWith('/')) return postgres(url, options)
   parsed.searchParams.delete('host')
-  return postgres(parsed.toString(), { ...options, path: `${dir}/.s.PGSQL.${parsed.port || 5432}` })
+  return postgres(parsed.toString(), { ...options, host: dir })
 }
 
 /**

@@ -13,6 +13,7 @@
 #   CLUSTER_SERVER_PORTS    the servers' ports as a space-separated list, instead of CLUSTER_SERVER_PORT
 #   CLUSTER_PROCESSES       server processes (3)
 #   CLUSTER_POOL_SIZE       PgBouncer server connections per database and user (20)
+#   CLUSTER_PG_SOCKET_DIR   where a Postgres on this host keeps its Unix socket, used when it answers (/var/run/postgresql)
 #   CLUSTER_DIR             configuration, logs and pid files (a fresh temporary directory)
 #   CLUSTER_STOP_ON_EOF     1: also stop when standard input closes (a parent that dies takes the cluster along)
 # Anything else in the environment (SUPERADMIN_*, RATE_LIMIT_*, S3_*, …) reaches every server process.
@@ -101,8 +102,7 @@ fi
 # stays open for everyone else. The socket's directory is open to PgBouncer's own user (it drops root); a path too
 # long for a socket address keeps the processes on TCP.
 PGB_SOCKET_DIR="$DIR/pgbouncer-socket"
-mkdir -p "$PGB_SOCKET_DIR" && chmod 777 "$PGB_SOCKET_DIR"
-if ((${#PGB_SOCKET_DIR} > 90)); then PGB_SOCKET_DIR=""; fi
+if ((${#PGB_SOCKET_DIR} > 90)); then PGB_SOCKET_DIR=""; else mkdir -p "$PGB_SOCKET_DIR" && chmod 777 "$PGB_SOCKET_DIR"; fi
 cat >"$DIR/pgbouncer.ini" <<EOF
 [databases]
 $PG_DB = host=$PG_SERVER port=$PG_PORT dbname=$PG_DB
