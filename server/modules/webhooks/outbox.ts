@@ -46,8 +46,8 @@ const textArray = (values: string[]) => sql`array[${sql.join(values.map((v) => s
 
 /**
  * Records `event` and queues it for every enabled endpoint of the company that subscribes to it, in one statement
- * of the announcing transaction: the event commits with the change or not at all. A `webhook.test` goes only to
- * the endpoint it names. Answers how many deliveries it queued.
+ * of the announcing transaction (`outbox_record`, db/sql/outbox.sql): the event commits with the change or not at
+ * all. A `webhook.test` goes only to the endpoint it names. Answers how many deliveries it queued.
  */
 async function recordOne(tx: Tx, event: DomainEvent): Promise<number> {
   const rendered = event.render
@@ -58,20 +58,11 @@ async function recordOne(tx: Tx, event: DomainEvent): Promise<number> {
   }`
   const { companyId, type } = event
   const { kind, id } = event.object
-  const targets =
-    type === 'webhook.test'
-      ? sql`w.id = ${id}`
-      : sql`w.event_types && ${textArray(patternsOf(type))}`
-  const queued = await tx.execute(sql`with ev as (
-      insert into events (company_id, type, object_kind, object_id, data)
-      values (${companyId}, ${type}, ${kind}, ${id}, jsonb_build_object('object', ${object})${facts})
-      returning id
-    )
-    insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
-    select ${companyId}, w.id, ev.id, ${`${kind}:${id}`} from ev, webhook_endpoints w
-    where w.company_id = ${companyId} and w.enabled and w.deleted_at is null and ${targets}
-    returning 1`)
-  return rowsOf(queued).length
+  const [row] = rowsOf<{ queued: number }>(
+    await tx.execute(sql`select outbox_record(${companyId}, ${type}, ${kind}, ${id}, jsonb_build_object('object', ${object})${facts},
+      ${textArray(patternsOf(type))}, ${type === 'webhook.test' ? sql`${id}::int` : sql`null::int`}) as queued`),
+  )
+  return Number(row.queued)
 }
 
 /**
