@@ -16,15 +16,10 @@ BEGIN
   INSERT INTO events (company_id, type, object_kind, object_id, data)
     VALUES (company, event_type, kind, object, payload)
     RETURNING id INTO ev;
-  IF endpoint IS NULL THEN
-    INSERT INTO webhook_deliveries (company_id, endpoint_id, event_id, object_key)
-      SELECT company, w.id, ev, kind || ':' || object FROM webhook_endpoints w
-       WHERE w.company_id = company AND w.enabled AND w.deleted_at IS NULL AND w.event_types && patterns;
-  ELSE
-    INSERT INTO webhook_deliveries (company_id, endpoint_id, event_id, object_key)
-      SELECT company, w.id, ev, kind || ':' || object FROM webhook_endpoints w
-       WHERE w.id = endpoint AND w.company_id = company AND w.enabled AND w.deleted_at IS NULL;
-  END IF;
+  INSERT INTO webhook_deliveries (company_id, endpoint_id, event_id, object_key)
+    SELECT company, w.id, ev, kind || ':' || object FROM webhook_endpoints w
+     WHERE w.company_id = company AND w.enabled AND w.deleted_at IS NULL
+       AND CASE WHEN endpoint IS NULL THEN w.event_types && patterns ELSE w.id = endpoint END;
   GET DIAGNOSTICS queued = ROW_COUNT;
   RETURN queued;
 END
