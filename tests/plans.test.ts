@@ -92,9 +92,27 @@ async function explained(fn: () => Promise<unknown>): Promise<Explained[]> {
 
 const pick = <T>(list: T[], n: number) => Array.from({ length: n }, () => list[Math.floor(Math.random() * list.length)])
 
+/** A seeded tenant with an auto-fed mesa, so every ledger change also asks which mesas it feeds and finds one. */
 async function tenant(companyName: string, clients: number, operations: number): Promise<Tenant> {
   const { companyId, key } = await newCompany(database, companyName)
-  return { companyId, key, ...(await seedTenant(owner, companyId, clients, operations)) }
+  const seeded = { companyId, key, ...(await seedTenant(owner, companyId, clients, operations)) }
+  await owner`update companies set mesas_enabled = true where id = ${companyId}`
+  const internal = await owner`select min(a.id)::int as id from accounts a join clients c on c.id = a.client_id
+    where c.company_id = ${companyId} and c.type = 0 group by a.currency_name order by 1`
+  await call('POST', '/api/mesas', key, {
+    name: 'Mesa',
+    local_currency: 'ARS',
+    quote_currency: 'USD',
+    costing_method: 'wac',
+    account_ids: internal.map((r) => r.id),
+    blotter_feed_mode: 'auto',
+  })
+  // A busy desk: its accounts carry many legs, so asking which mesas an operation feeds must go from the operation's
+  // legs to the desk, never from the desk's accounts through all their legs.
+  await owner`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
+    select ${companyId}, (select min(id) from operations where company_id = ${companyId}), a.id, a.currency_name, 1, 'pending'
+      from accounts a, generate_series(1, 300) where a.id in ${owner(internal.map((r) => r.id))}`
+  return seeded
 }
 
 if (onPostgres()) {
