@@ -9,7 +9,7 @@ import { pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { keepPlansAfter, keyCheckPlans, renewPlansFor } from '../../lib/write'
+import { insertPlanned } from '../../lib/write'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -243,41 +243,27 @@ export const MAX_BATCH = 1000
 const ids = (values: Iterable<number | null | undefined>) => [...new Set([...values].filter((v): v is number => v != null))].sort((a, b) => a - b)
 
 /**
- * What the operations to create refer to, all fetched in one statement by primary key, the company checked on the
- * rows afterwards. Lookups are driven by id alone on purpose: a company condition beside the id lets the planner
- * start from the company's index, which is the right plan only while the statistics know the tenant; with rows added
- * since the last ANALYZE, or a tenant the sample missed, it walks every row of the company for each lookup.
- * The accounts are locked in the same statement, in ascending id order (see the locking discipline above), all with
- * the balance update's lock when any operation is created completed.
+ * What the operations to create refer to, all fetched in one call of `operation_refs` (db/sql/ledger.sql) by primary
+ * key, the company checked on the rows afterwards. Lookups are driven by id alone on purpose: a company condition
+ * beside the id lets the planner start from the company's index, which is the right plan only while the statistics
+ * know the tenant; with rows added since the last ANALYZE, or a tenant the sample missed, it walks every row of the
+ * company for each lookup. The accounts are locked first, in ascending id order (see the locking discipline above),
+ * all with the balance update's lock when any operation is created completed.
  */
 async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[]) {
-  const exclusive = inputs.some((i) => i.status === 'completed')
   const list = (values: Iterable<number | null | undefined>) => pgArray(ids(values), 'int')
-  // One round trip: the locking CTE runs first and in full (it is referenced), so the accounts are locked in id order
-  // before anything else is read.
-  const [refs] = rowsOf<{
-    accounts: { id: number; company_id: number; client_id: number; currency_name: string }[]
-    clients: { id: number; company_id: number; deleted: boolean }[]
-    types: { id: number; company_id: number }[]
-    cost_centers: { id: number; company_id: number }[]
-    tx_types: { id: number; company_id: number; is_commission: boolean }[]
+  const [{ refs }] = rowsOf<{
+    refs: {
+      accounts: { id: number; company_id: number; client_id: number; currency_name: string }[]
+      clients: { id: number; company_id: number; deleted: boolean }[]
+      types: { id: number; company_id: number }[]
+      cost_centers: { id: number; company_id: number }[]
+      tx_types: { id: number; company_id: number; is_commission: boolean }[]
+    }
   }>(
-    await tx.execute(sql`with locked as (
-        select id, company_id, client_id, currency_name from accounts where id = any(${list(inputs.flatMap((i) => i.transactions.map((t) => t.account_id)))})
-        order by id ${exclusive ? sql`for no key update` : sql`for key share`}
-      )
-      select
-        coalesce((select json_agg(locked) from locked), '[]') as accounts,
-        -- Owners of the accounts too: an account of a deleted client is unknown.
-        coalesce((select json_agg(json_build_object('id', c.id, 'company_id', c.company_id, 'deleted', c.deleted_at is not null))
-                  from (select unnest(${list(inputs.map((i) => i.client_id))}) union select client_id from locked) as w(id)
-                  join clients c on c.id = w.id), '[]') as clients,
-        coalesce((select json_agg(json_build_object('id', id, 'company_id', company_id)) from operation_types
-                  where id = any(${list(inputs.map((i) => i.operation_type_id))})), '[]') as types,
-        coalesce((select json_agg(json_build_object('id', id, 'company_id', company_id)) from cost_centers
-                  where id = any(${list(inputs.map((i) => i.cost_center_id))})), '[]') as cost_centers,
-        coalesce((select json_agg(json_build_object('id', id, 'company_id', company_id, 'is_commission', is_commission)) from transaction_types
-                  where id = any(${list(inputs.flatMap((i) => i.transactions.map((t) => t.transaction_type_id)))})), '[]') as tx_types`),
+    await tx.execute(sql`select operation_refs(${list(inputs.flatMap((i) => i.transactions.map((t) => t.account_id)))}, ${list(inputs.map((i) => i.client_id))},
+      ${list(inputs.map((i) => i.operation_type_id))}, ${list(inputs.map((i) => i.cost_center_id))},
+      ${list(inputs.flatMap((i) => i.transactions.map((t) => t.transaction_type_id)))}, ${inputs.some((i) => i.status === 'completed')}) as refs`),
   )
   const own = <T extends { id: number; company_id: number }>(rows: T[]) => new Map(rows.filter((r) => r.company_id === companyId).map((r) => [r.id, r]))
   const clientRows = own(refs.clients)
@@ -351,13 +337,10 @@ type InsertedTransaction = Omit<OperationDto['transactions'][number], 'amount' |
 async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs: Refs): Promise<OperationDto[]> {
   const companyId = caller.companyId
   const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: i + 1, t, amount: p.amounts[j], status: p.status })))
-  // Key checks planned for the tables as they are (server/lib/write.ts).
-  const rows = items.length + legs.length
-  await renewPlansFor(tx, rows)
   // Ids are drawn first so each transaction can name its operation inside the same statement; the foreign keys are
-  // checked at its end, when both sets of rows exist.
+  // checked at its end, when both sets of rows exist (their plans: server/lib/write.ts).
   const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
-    await tx.execute(sql`with ids as materialized (
+    await insertPlanned(tx, items.length + legs.length, (keyChecks) => sql`with ids as materialized (
         select n, nextval(pg_get_serial_sequence('operations', 'id'))::int as id from generate_series(1, ${items.length}::int) as n
       ), ops as (
         insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
@@ -389,9 +372,8 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
         returning ${TRANSACTION_COLUMNS}
       )
       select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
-        ${keyCheckPlans(rows)} as plan_mode`),
+        ${keyChecks} as plan_mode`),
   )
-  await keepPlansAfter(tx, rows)
   const ops = inserted.ops
   const txRows = inserted.txs
 
