@@ -7,6 +7,7 @@ import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
+import { insertPlanned } from '../../lib/write'
 
 type ClientRow = typeof clients.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -189,13 +190,13 @@ async function insertClients(
   const opened = inputs.flatMap((input, i) => (input.accounts ?? []).map((a) => ({ client: i + 1, name: a.name ?? a.currency_name, currency: a.currency_name })))
   const links = inputs.flatMap((input, i) => (input.tag_ids ?? []).map((tagId) => ({ client: i + 1, tagId })))
   // One statement: client ids are drawn first, so accounts and tag links name their client inside it; the foreign
-  // keys are checked at its end, when every row exists.
+  // keys are checked at its end, when every row exists (their plans: server/lib/write.ts).
   const [inserted] = rowsOf<{
     clients: Omit<ClientDto, 'accounts' | 'client_tags'>[]
     accounts: (Omit<ReturnType<typeof accountDto>, 'balance'> & { balance: string })[]
     links: { id: number; client_id: number; tag_id: number; created_at: string }[]
   }>(
-    await tx.execute(sql`with ids as materialized (
+    await insertPlanned(tx, inputs.length + opened.length + links.length, (keyChecks) => sql`with ids as materialized (
         select n, nextval(pg_get_serial_sequence('clients', 'id'))::int as id from generate_series(1, ${inputs.length}::int) as n
       ), inserted as (
         insert into clients (id, company_id, name, description, type)
@@ -223,7 +224,7 @@ async function insertClients(
       )
       select coalesce((select json_agg(inserted order by inserted.id) from inserted), '[]') as clients,
         coalesce((select json_agg(opened order by opened.id) from opened), '[]') as accounts,
-        coalesce((select json_agg(linked order by linked.id) from linked), '[]') as links`),
+        coalesce((select json_agg(linked order by linked.id) from linked), '[]') as links, ${keyChecks} as plan_mode`),
   )
 
   const accountsBy = groupBy(inserted.accounts, (a) => a.client_id)
