@@ -26,7 +26,7 @@ import { createBenchDatabase } from './lib/database'
 import { startMainServer } from './lib/server'
 import { newCompany } from './lib/tenants'
 import { twoLegOps } from './lib/approvals'
-import { captureRoute, replay, type Statement } from './lib/capture'
+import { aboutOperation, captureRoute, replay } from './lib/capture'
 import { startCluster } from '../scripts/cluster'
 
 const SECONDS = envNumber('BENCH_SECONDS', 4)
@@ -178,8 +178,7 @@ async function main() {
     // No HTTP, no pooler, no concurrency: what is left is round trips and the database's parse and plan.
     const [captureId] = await seedOps(1, 'pending', ACCOUNTS)
     const approve = await captureRoute(dbUrl, `/api/operations/${captureId}/approve`, key, { method: 'POST' })
-    const withId = (id: number): Statement[] =>
-      approve.map(([text, params]) => [text, params.map((p) => (p === captureId || p === String(captureId) ? (typeof p === 'number' ? id : String(id)) : p))])
+    const withId = (id: number) => aboutOperation(approve, captureId, id)
     const replayers = {
       prepared: postgres(dbUrl, { max: 1, onnotice: () => {} }),
       literals: inlining(postgres(dbUrl, { max: 1, prepare: false, onnotice: () => {} })),

@@ -83,3 +83,17 @@ export async function replay(sql: postgres.Sql, statements: Statement[]) {
     i = end
   }
 }
+
+/**
+ * Statements captured from a request about operation `captured`, made about operation `id`: the id swapped wherever
+ * it was bound, as a number, as text and as the one-element array the blotter's probe takes. Capture with an id no
+ * other parameter shares (the company's id, say), or that one is swapped too.
+ */
+export function aboutOperation(statements: Statement[], captured: number, id: number): Statement[] {
+  const swap = new Map<unknown, unknown>([
+    [captured, id],
+    [String(captured), String(id)],
+    [`{${captured}}`, `{${id}}`],
+  ])
+  return statements.map(([text, params]) => [text, params.map((p) => (swap.has(p) ? swap.get(p) : p))])
+}

@@ -1,0 +1,118 @@
+/**
+ * Where a request's CPU goes, per request: the server process, all of Postgres's processes, this process (the load
+ * generator) and the machine as a whole (busy time, and the share left idle), read from /proc (Linux) around a timed
+ * run of each case against the app in its own process, as approve.ts serves it. A diagnosis for the ratios of
+ * `bun run bench`, not a figure of it: it answers which side of a gap to work on.
+ *
+ * Cases (arguments; all when none):
+ * - `approve`: `POST /api/operations/{id}/approve` of two-leg operations over BENCH_ACCOUNTS accounts;
+ * - `replay`: the same approval's statements, captured from one real request, replayed by postgres.js;
+ * - `create`: `POST /api/operations` of three legs over the same accounts;
+ * - `tags`: `GET /api/tags`, the route policy and one small read;
+ * - `health`: `GET /health`, the HTTP server alone.
+ *
+ *   bun bench/tools/cpu.ts [case …]   (env: BENCH_ADMIN_URL, BENCH_CONCURRENCY=32, BENCH_SECONDS=10, BENCH_ACCOUNTS=10000)
+ */
+import postgres from 'postgres'
+import { readdirSync, readFileSync } from 'node:fs'
+import { driveIds, envNumber, phase, rate } from '../lib/common'
+import { createBenchDatabase } from '../lib/database'
+import { spawnApp } from '../lib/app'
+import { aboutOperation, captureRoute, replay } from '../lib/capture'
+import { CONCURRENCY, httpApprove, sharedAccounts, twoLegOps } from '../lib/approvals'
+
+const SECONDS = envNumber('BENCH_SECONDS', 10)
+const ACCOUNTS = envNumber('BENCH_ACCOUNTS', 10_000)
+const CASES = ['approve', 'replay', 'create', 'tags', 'health'] as const
+type Case = (typeof CASES)[number]
+
+/** User plus system seconds of a process. */
+function cpuOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** The same over every Postgres process (backends, WAL writer, checkpointer…). */
+function postgresCpu(): number {
+  let total = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/stat`, 'utf8').includes(' (postgres) ')) total += cpuOf(Number(entry))
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return total
+}
+
+/** Seconds the machine spent, in all and idle (iowait included), over all cores. */
+function machine() {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number)
+  return { all: ticks.reduce((a, b) => a + b, 0) / 100, idle: (ticks[3] + ticks[4]) / 100 }
+}
+
+const wanted = (process.argv.slice(2).length ? process.argv.slice(2) : CASES) as Case[]
+for (const c of wanted) if (!CASES.includes(c)) throw new Error(`unknown case ${c}; one of ${CASES.join(', ')}`)
+
+const db = await createBenchDatabase('fos_bench_cpu')
+const direct = postgres(db.url, { max: CONCURRENCY, onnotice: () => {} })
+const server = await spawnApp(new URL('../approve.ts', import.meta.url).pathname, [db.url])
+try {
+  const accounts = await sharedAccounts(direct, server.companyId, ACCOUNTS)
+  const ops = (n: number) => twoLegOps(direct, accounts, ACCOUNTS, n)
+  const tally = { errors: 0 }
+  const approve = httpApprove(server.base, server.key, tally)
+  const account = () => accounts.low + Math.floor(Math.random() * ACCOUNTS)
+  const send = async (path: string, init: RequestInit, expected: number) => {
+    const res = await fetch(server.base + path, { ...init, headers: { 'x-api-key': server.key, 'content-type': 'application/json' } })
+    await res.arrayBuffer()
+    if (res.status !== expected) tally.errors++
+  }
+  const create = () =>
+    send('/api/operations', {
+      method: 'POST',
+      body: JSON.stringify({
+        operation_type_id: accounts.typeId,
+        transactions: [{ account_id: account(), amount: '100' }, { account_id: account(), amount: '-60' }, { account_id: account(), amount: '-40' }],
+      }),
+    }, 201)
+  // An operation whose id is not also the company's: the replay swaps the captured id for each operation's.
+  const captured = (await ops(2)).find((id) => id !== server.companyId)!
+  const statements = await captureRoute(db.url, `/api/operations/${captured}/approve`, server.key, { method: 'POST' })
+  const replayed = (id: number) =>
+    replay(direct, aboutOperation(statements, captured, id))
+  const range = async (n: number) => Array.from({ length: n }, (_, i) => i)
+  /** Each case: the ids of `n` requests (operations to approve, made beforehand) and one request. */
+  const cases: Record<Case, { ids: (n: number) => Promise<number[]>; most: number; fn: (id: number) => Promise<unknown> }> = {
+    approve: { ids: ops, most: 20_000, fn: approve },
+    replay: { ids: ops, most: 30_000, fn: replayed },
+    create: { ids: range, most: 20_000, fn: create },
+    tags: { ids: range, most: 100_000, fn: () => send('/api/tags', {}, 200) },
+    health: { ids: range, most: 300_000, fn: () => send('/health', {}, 200) },
+  }
+
+  console.log(`CPU ms per request, ${CONCURRENCY} in flight, ${SECONDS} s per case, ${ACCOUNTS} accounts`)
+  console.log('| case | req/s | server | Postgres | load generator | machine busy | machine idle |')
+  console.log('|---|---|---|---|---|---|---|')
+  for (const name of wanted) {
+    const { ids, most, fn } = cases[name]
+    await driveIds(await ids(2000), (id) => fn(id).then(() => {}), phase(), CONCURRENCY, SECONDS)
+    const list = await ids(most)
+    tally.errors = 0
+    const before = { server: cpuOf(server.proc.pid), self: cpuOf(process.pid), pg: postgresCpu(), m: machine() }
+    const run = phase()
+    await driveIds(list, (id) => fn(id).then(() => {}), run, CONCURRENCY, SECONDS)
+    const after = { server: cpuOf(server.proc.pid), self: cpuOf(process.pid), pg: postgresCpu(), m: machine() }
+    if (tally.errors) throw new Error(`${name}: ${tally.errors} unexpected answers`)
+    const per = (seconds: number) => ((seconds * 1000) / run.done).toFixed(3)
+    const busy = after.m.all - after.m.idle - (before.m.all - before.m.idle)
+    const idle = (after.m.idle - before.m.idle) / (after.m.all - before.m.all)
+    console.log(`| ${name} | ${rate(run).toFixed(0)} | ${per(after.server - before.server)} | ${per(after.pg - before.pg)} | ${per(after.self - before.self)} | ${per(busy)} | ${(idle * 100).toFixed(0)}% |`)
+  }
+} finally {
+  await server.stop()
+  await direct.end({ timeout: 5 })
+  await db.drop()
+}
+process.exit(0)
