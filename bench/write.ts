@@ -265,6 +265,10 @@ async function main() {
           () => timed(APPROVERS, SECONDS, async () => (h < httpIds.length ? void (await post(`/api/operations/${httpIds[h++]}/approve`)) : false)),
           () => timed(APPROVERS, SECONDS, async () => (s < sqlIds.length ? replay(direct, aboutOperation(approve, captureId, sqlIds[s++])) : false)),
         )
+        // A replayed transition that found nothing to change would still count: both sides must have approved each one.
+        const [{ approved }] = await owner`select count(*)::int as approved from operations
+          where id = any(${[...httpIds.slice(0, h), ...sqlIds.slice(0, s)]}::int[]) and status = 'completed'`
+        if (approved !== h + s) throw new Error(`approvals: ${approved} of ${h + s} operations completed`)
       }
 
       if (FIGURES.has('list')) {
