@@ -92,6 +92,9 @@ async function explained(fn: () => Promise<unknown>): Promise<Explained[]> {
 
 const pick = <T>(list: T[], n: number) => Array.from({ length: n }, () => list[Math.floor(Math.random() * list.length)])
 
+/** Each tenant's desk accounts (ARS, USD), by company. */
+const desks = new Map<number, number[]>()
+
 /** A seeded tenant with an auto-fed mesa, so every ledger change also asks which mesas it feeds and finds one. */
 async function tenant(companyName: string, clients: number, operations: number): Promise<Tenant> {
   const { companyId, key } = await newCompany(database, companyName)
@@ -112,6 +115,7 @@ async function tenant(companyName: string, clients: number, operations: number):
   await owner`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
     select ${companyId}, (select min(id) from operations where company_id = ${companyId}), a.id, a.currency_name, 1, 'pending'
       from accounts a, generate_series(1, 300) where a.id in ${owner(internal.map((r) => r.id))}`
+  desks.set(companyId, internal.map((r) => r.id))
   return seeded
 }
 
@@ -203,6 +207,19 @@ describe.each([
     }
     let next = 0
     expectLookups(await explained(() => call('POST', `/api/operations/${ids[next++]}/approve`, t.key)), 'approve')
+
+    // An exchange on the busy desk itself: the auto feed then reads the operation's legs and writes its blotter line.
+    const [ars, usd] = desks.get(t.companyId)!
+    const trades: number[] = []
+    for (let i = 0; i < REPEAT; i++) {
+      const [client] = pick(t.accountIds, 1)
+      const body = { operation_type_id: t.typeId, transactions: [{ account_id: ars, amount: 1000 }, { account_id: usd, amount: -1 }, { account_id: client, amount: 1 }] }
+      trades.push((await call('POST', '/api/operations', t.key, body)).id)
+    }
+    next = 0
+    const fed = await explained(() => call('POST', `/api/operations/${trades[next++]}/approve`, t.key))
+    expect(fed.some((p) => /mesa_lines/.test(p.text) && /insert/i.test(p.text))).toBe(true)
+    expectLookups(fed, 'approve on the desk')
   }, 60_000)
 
   postgresTest('creating clients, one or a batch, reads no other client', async () => {
