@@ -9,7 +9,7 @@ export function pgArray(values: readonly (string | number | boolean | null)[], t
   const items = values.map((v) => {
     if (v === null) return 'NULL'
     if (typeof v === 'number' || typeof v === 'boolean') return String(v)
-    return `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`
+    return `"${v.includes('"') || v.includes('\\') ? v.replace(/[\\"]/g, (c) => `\\${c}`) : v}"`
   })
   return sql`${`{${items.join(',')}}`}::${sql.raw(type)}[]`
 }

@@ -30,6 +30,13 @@ export function toJson(value: string | null | undefined): number {
  * A JSON number or decimal string that fits a numeric(28,6) column once rounded to 6 places: the same bound
  * whichever form it came in (`5e21` and `"5000000000000000000000"` alike, `1e22` and its 23 digits alike refused).
  */
-export const isFiniteDecimal = (value: unknown): value is string | number =>
-  ((typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && new RegExp(MONEY_PATTERN).test(value))) &&
-  dec(toMoney(value)).abs().lt(MONEY_LIMIT)
+export const isFiniteDecimal = (value: unknown): value is string | number => storedAmount(value) !== null
+
+const MONEY_RE = new RegExp(MONEY_PATTERN)
+
+/** `isFiniteDecimal` and `toMoney` in one parse: the value as stored, or null when it is not such an amount. */
+export function storedAmount(value: unknown): string | null {
+  if (!((typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && MONEY_RE.test(value)))) return null
+  const rounded = dec(value).toDecimalPlaces(MONEY_SCALE)
+  return rounded.abs().lt(MONEY_LIMIT) ? rounded.toFixed(MONEY_SCALE) : null
+}

@@ -25,6 +25,10 @@ export async function syncMesaLines(tx: Tx, companyId: number, operationIds: num
 export const followLedger = (events: DomainEvents) =>
   events.on('operation.*', async (tx, announced) => {
     const companies = new Map<number, number[]>()
-    for (const e of announced) companies.set(e.companyId, [...(companies.get(e.companyId) ?? []), e.object.id])
+    for (const e of announced) {
+      const ids = companies.get(e.companyId)
+      if (ids) ids.push(e.object.id)
+      else companies.set(e.companyId, [e.object.id])
+    }
     for (const [companyId, ids] of companies) await syncMesaLines(tx, companyId, ids)
   })

@@ -4,7 +4,7 @@ import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, conflict, forbidden, invalid, notFound, unprocessable } from '../../lib/errors'
 import { iso } from '../../lib/models'
-import { dec, isFiniteDecimal, toJson, toMoney, type Dec } from '../../lib/money'
+import { dec, storedAmount, toJson, type Dec } from '../../lib/money'
 import { pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
@@ -279,9 +279,9 @@ function amountsOf(input: CreateOperationInput): string[] {
   if (!Array.isArray(input.transactions) || input.transactions.length === 0)
     throw invalid('An operation needs at least one transaction', [{ field: 'transactions', message: 'must have at least 1 item' }])
   return input.transactions.map((t, i) => {
-    if (!isFiniteDecimal(t.amount)) throw badAmount(i, 'must be a number or a decimal string below 10^22 in absolute value')
-    const stored = toMoney(t.amount)
-    if (dec(stored).isZero()) throw badAmount(i, 'must not be zero (after rounding to 6 decimals)')
+    const stored = storedAmount(t.amount)
+    if (stored === null) throw badAmount(i, 'must be a number or a decimal string below 10^22 in absolute value')
+    if (/^-?0\.0+$/.test(stored)) throw badAmount(i, 'must not be zero (after rounding to 6 decimals)')
     return stored
   })
 }
