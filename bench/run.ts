@@ -71,7 +71,8 @@ export function met(f: Figure): boolean | null {
   if (!f.goal) return null
   const m = /^(ratio\s*)?(>=|<=|≥|≤)\s*(-?[\d.]+)$/.exec(f.goal.trim())
   if (!m) return false
-  const value = m[1] ? f.ratio : f.ours
+  // The ratio from the two figures rather than the printed one, rounded to two places: 0.945 is not ≥ 0.95.
+  const value = m[1] ? (f.ceiling ? f.ours / f.ceiling : f.ratio) : f.ours
   if (value == null || !Number.isFinite(value)) return false
   return m[2] === '>=' || m[2] === '≥' ? value >= Number(m[3]) : value <= Number(m[3])
 }
