@@ -4,8 +4,8 @@
 -- plpgsql function because the session keeps the plan of its statement, also behind a pooler in transaction
 -- pooling where nothing can be prepared; a generic plan, since one made for the operations at hand always looks the
 -- cheaper and the session planned afresh at every change (0.12 ms under load, ten times the probe); every lookup in
--- it goes by key, so no estimate of a tenant's rows can mislead it. A company without auto-fed mesas pays one probe of the partial index
--- `mesas_company_auto`. Runs as the caller, so row-level security applies in a tenant transaction.
+-- it goes by key, so no estimate of a tenant's rows can mislead it. A company without auto-fed mesas pays one probe
+-- of the partial index `mesas_company_auto`. Runs as the caller, so row-level security applies in a tenant transaction.
 CREATE OR REPLACE FUNCTION mesa_feed_targets(company integer, ops integer[])
 RETURNS TABLE (mesa_id integer, operation_ids integer[])
 LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$

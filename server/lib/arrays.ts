@@ -13,3 +13,15 @@ export function pgArray(values: readonly (string | number | boolean | null)[], t
   })
   return sql`${`{${items.join(',')}}`}::${sql.raw(type)}[]`
 }
+
+/** `items` in lists by `key`, each list in the order given. */
+export function groupBy<T>(items: Iterable<T>, key: (item: T) => number): Map<number, T[]> {
+  const out = new Map<number, T[]>()
+  for (const item of items) {
+    const k = key(item)
+    const list = out.get(k)
+    if (list) list.push(item)
+    else out.set(k, [item])
+  }
+  return out
+}

@@ -115,11 +115,12 @@ export async function insertPlanned(tx: Tx, rows: number, statement: (keyChecks:
     await tx.execute(sql`discard plans`)
     return tx.execute(statement(sql`null`))
   }
-  const generic = Promise.resolve(tx.execute(sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`))
-  const inserted = Promise.resolve(tx.execute(statement(sql`set_config('plan_cache_mode', 'force_custom_plan', true)`)))
-  const restored = Promise.resolve(tx.execute(sql`select set_config('plan_cache_mode', 'auto', true)`))
-  const [, result] = await Promise.all([generic, inserted, restored])
-  return result
+  const [, inserted] = await Promise.all([
+    tx.execute(sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`),
+    tx.execute(statement(sql`set_config('plan_cache_mode', 'force_custom_plan', true)`)),
+    tx.execute(sql`select set_config('plan_cache_mode', 'auto', true)`),
+  ])
+  return inserted
 }
 
 /** Marks the rest of an open write as made by a bot tool run, for the audit trail. */

@@ -4,7 +4,7 @@ import { rowsOf, type Database, type Executor, type Tx } from '../../../db/clien
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, invalid, notFound, unprocessable } from '../../lib/errors'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { pgArray } from '../../lib/arrays'
+import { groupBy, pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
 import { insertPlanned } from '../../lib/write'
@@ -52,17 +52,6 @@ const clientDto = (c: ClientRow, accs: AccountRow[], cts: { ct: ClientTagRow; ta
   accounts: accs.map(accountDto),
   client_tags: cts.map(({ ct, tag }) => clientTagDto(ct, tag)),
 })
-
-function groupBy<T>(items: T[], key: (item: T) => number) {
-  const out = new Map<number, T[]>()
-  for (const item of items) {
-    const k = key(item)
-    const list = out.get(k)
-    if (list) list.push(item)
-    else out.set(k, [item])
-  }
-  return out
-}
 
 /** Accounts and tags of many clients in two queries, whatever the page size. */
 async function withChildren(db: Executor, rows: ClientRow[]) {

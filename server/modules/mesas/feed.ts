@@ -1,7 +1,7 @@
 import { inArray, sql } from 'drizzle-orm'
 import { mesas } from '../../../db/schema'
 import { rowsOf, type Tx } from '../../../db/client'
-import { pgArray } from '../../lib/arrays'
+import { groupBy, pgArray } from '../../lib/arrays'
 import type { DomainEvents } from '../../lib/events'
 import { feedOperation } from './service'
 
@@ -24,11 +24,6 @@ export async function syncMesaLines(tx: Tx, companyId: number, operationIds: num
 /** The blotter listens to the ledger; the ledger does not know it is there. */
 export const followLedger = (events: DomainEvents) =>
   events.on('operation.*', async (tx, announced) => {
-    const companies = new Map<number, number[]>()
-    for (const e of announced) {
-      const ids = companies.get(e.companyId)
-      if (ids) ids.push(e.object.id)
-      else companies.set(e.companyId, [e.object.id])
-    }
-    for (const [companyId, ids] of companies) await syncMesaLines(tx, companyId, ids)
+    for (const [companyId, events] of groupBy(announced, (e) => e.companyId))
+      await syncMesaLines(tx, companyId, events.map((e) => e.object.id))
   })

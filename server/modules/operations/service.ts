@@ -5,7 +5,7 @@ import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, conflict, forbidden, invalid, notFound, unprocessable } from '../../lib/errors'
 import { iso } from '../../lib/models'
 import { dec, storedAmount, toJson, type Dec } from '../../lib/money'
-import { pgArray } from '../../lib/arrays'
+import { groupBy, pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
@@ -120,12 +120,7 @@ async function hydrate(db: Executor, companyId: number, rows: OperationRow[], st
     db.select().from(transactions).where(sql`${transactions.operationId} = any(${pgArray(ids, 'int')})`).orderBy(asc(transactions.id)),
     store ? attachmentDtosByOperation(db, store, companyId, ids) : undefined,
   ])
-  const byOp = new Map<number, TransactionRow[]>()
-  for (const t of txs) {
-    const list = byOp.get(t.operationId)
-    if (list) list.push(t)
-    else byOp.set(t.operationId, [t])
-  }
+  const byOp = groupBy(txs, (t) => t.operationId)
   return rows.map((r) => operationDto(r, byOp.get(r.id) ?? [], files?.get(r.id) ?? []))
 }
 
@@ -281,14 +276,13 @@ function amountsOf(input: CreateOperationInput): string[] {
   return input.transactions.map((t, i) => {
     const stored = storedAmount(t.amount)
     if (stored === null) throw badAmount(i, 'must be a number or a decimal string below 10^22 in absolute value')
-    if (/^-?0\.0+$/.test(stored)) throw badAmount(i, 'must not be zero (after rounding to 6 decimals)')
+    if (Number(stored) === 0) throw badAmount(i, 'must not be zero (after rounding to 6 decimals)')
     return stored
   })
 }
 
 /** One operation checked against its references: what to insert, or the first thing wrong with it (thrown). */
-function prepare(caller: Caller, input: CreateOperationInput, refs: Refs) {
-  const amounts = amountsOf(input)
+function prepare(caller: Caller, input: CreateOperationInput, refs: Refs, amounts = amountsOf(input)) {
   if (!refs.types.has(input.operation_type_id))
     throw unprocessable('OPERATION_TYPE_NOT_FOUND', 'Unknown operation type', [
       { field: 'operation_type_id', message: `unknown operation type ${input.operation_type_id}` },
@@ -395,12 +389,7 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
       where a.id = d.id`)
   }
 
-  const byOp = new Map<number, InsertedTransaction[]>()
-  for (const t of txRows) {
-    const list = byOp.get(t.operation_id)
-    if (list) list.push(t)
-    else byOp.set(t.operation_id, [t])
-  }
+  const byOp = groupBy(txRows, (t) => t.operation_id)
   const created: OperationDto[] = ops.map((op) => ({
     ...op,
     status: op.status as OperationStatus,
@@ -417,9 +406,10 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
  * operation they will be able to see (its client, or an account it moves, is in their scope): else 403.
  */
 export async function createOperation(tx: Tx, caller: Caller, input: CreateOperationInput): Promise<OperationDto> {
-  amountsOf(input)
+  // Amounts first: a bad one is answered before any account is locked.
+  const amounts = amountsOf(input)
   const refs = await loadRefs(tx, caller.companyId, [input])
-  const [dto] = await insertOperations(tx, caller, [prepare(caller, input, refs)], refs)
+  const [dto] = await insertOperations(tx, caller, [prepare(caller, input, refs, amounts)], refs)
   return dto
 }
 
