@@ -3,12 +3,14 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import type { ExtractTablesWithRelations } from 'drizzle-orm'
-import * as schema from './schema'
 import { inlineParameters } from './literals'
 
-export type Schema = typeof schema
-export type Db = PgDatabase<PgQueryResultHKT, Schema>
-export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>
+/**
+ * Without the relational query API (`db.query.…`), which nothing uses: given the schema, drizzle builds a query
+ * builder per table for every transaction it opens, a few percent of a small request's CPU.
+ */
+export type Db = PgDatabase<PgQueryResultHKT>
+export type Tx = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>
 /** Anything a query can run on: the pool or an open transaction. */
 export type Executor = Db | Tx
 
@@ -243,7 +245,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
   const client = pooled ? unpipelined(inlining(base), poolMax) : preparing(base)
   // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
   let listener: ReturnType<Postgres> | null = pooled ? null : client
-  const db = drizzle(client, { schema }) as unknown as Db
+  const db = drizzle(client) as unknown as Db
   return {
     kind: 'postgres',
     db,
@@ -269,7 +271,7 @@ async function openPglite(dataDir?: string): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true })
   const client = dataDir ? new PGlite(dataDir) : new PGlite()
   await client.waitReady
-  const db = drizzle(client, { schema }) as unknown as Db
+  const db = drizzle(client) as unknown as Db
   await migrate(drizzle(client), { migrationsFolder: MIGRATIONS })
   for (const text of routines()) await client.exec(text)
   return {
