@@ -260,5 +260,16 @@ describe.each([
         if (repeated.length || total > 4 * TENANT_CLIENTS) throw new Error(`${query}: ${JSON.stringify(nodes)}`)
       }
     }
+    // An employee limited to three clients: the page reads those three by id, never the company's clients.
+    const employee = await call('POST', '/api/employees', t.key, {
+      email: `scoped.${t.companyId}@fos.test`,
+      name: 'Scoped',
+      permissions: ['clients.view'],
+      client_ids: t.clientIds.slice(-3),
+    })
+    const { key } = await call('POST', `/api/employees/${employee.id}/api-keys`, t.key, { name: 'scoped' })
+    const scoped = await explained(() => call('GET', '/api/clients?page=1&pageSize=50', key))
+    expect(scoped.filter((p) => /json_build_object\('data'/.test(p.text)).length).toBeGreaterThanOrEqual(REPEAT)
+    expectLookups(scoped, 'scoped clients page')
   }, 60_000)
 })

@@ -81,12 +81,13 @@ export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 /**
  * The list in one statement, and Postgres assembles the whole answer as JSON text, so a page costs one round trip
  * and neither row mapping nor re-serialising here (the hot read path: 50 clients with accounts and tags are
- * ~44 kB). Without a description filter the page is read from the (company, [type,] name) index, stopping at its
- * last row, and the count walks the same index without sorting anything: for a company of 50,000 clients 15–26 ms
- * against 37–75 ms when every match was gathered, sorted for the page and counted again. A description filter has
- * no index to walk, so its matches are gathered once and both paged and counted. One statement is one snapshot, so
- * `count` always agrees with the page. Balances leave as JSON numbers straight from `numeric`, the same figure
- * `toJson` gives; the shape is the one `getClient` answers (tests compare them field by field).
+ * ~44 kB). Without a description filter or a client scope the page is read from the (company, [type,] name) index,
+ * stopping at its last row, and the count walks the same index without sorting anything: for a company of 50,000
+ * clients 15–26 ms against 37–75 ms when every match was gathered, sorted for the page and counted again. A
+ * description filter has no index to walk and a scope names its few clients, so those matches are gathered once
+ * and both paged and counted. One statement is one snapshot, so `count` always agrees with the page. Balances leave
+ * as JSON numbers straight from `numeric`, the same figure `toJson` gives; the shape is the one `getClient` answers
+ * (tests compare them field by field).
  */
 export async function listClients(
   database: Database,
@@ -96,14 +97,16 @@ export async function listClients(
 ) {
   const page = q.page ?? 1
   const pageSize = q.pageSize ?? 50
-  const where = [sql`c.company_id = ${caller.companyId}`, sql`c.deleted_at is null`]
   const scope = clientScope(caller)
+  // A client scope is read by primary key; `+ 0` keeps the planner from walking the company's index instead, which
+  // it would when the company is missing from the statistics (26 ms for 3 scoped clients of 50,000, against 0.2).
+  const where = [scope ? sql`c.company_id + 0 = ${caller.companyId}` : sql`c.company_id = ${caller.companyId}`, sql`c.deleted_at is null`]
   if (scope) where.push(sql`c.id = any(${`{${scope.join(',')}}`}::int[])`)
   if (q.type !== undefined) where.push(sql`c.type = ${q.type}`)
   if (q.description) where.push(sql`c.description ilike ${`%${likeLiteral(q.description)}%`}`)
   const filter = sql.join(where, sql` and `)
   const byName = sql`order by name collate "C", id limit ${pageSize} offset ${(page - 1) * pageSize}`
-  const [gather, pageIds, count] = q.description
+  const [gather, pageIds, count] = q.description || scope
     ? [sql`with matches as materialized (select c.id, c.name from clients c where ${filter}) `, sql`select id from matches ${byName}`, sql`select count(*) from matches`]
     : [sql``, sql`select c.id from clients c where ${filter} ${byName}`, sql`select count(*) from clients c where ${filter}`]
   const [row] = await database.rows<{ body: string }>(
