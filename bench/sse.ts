@@ -10,10 +10,9 @@
  *   bun bench/sse.ts        (BENCH_ADMIN_URL, BENCH_CLIENTS="1000,5000", BENCH_CALLS, BENCH_CALL_GAP_MS override)
  */
 import { SignJWT } from 'jose'
-import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { spawnSync } from 'node:child_process'
-import { envNumber, envNumbers, figure, percentile, printFigures, rssMiB, SIGNING_SECRET, sleep, type Figure } from './lib/common'
+import { cpuMs, envNumber, envNumbers, figure, percentile, printFigures, rssMiB, SIGNING_SECRET, sleep, type Figure } from './lib/common'
 import { createBenchDatabase, type BenchDatabase } from './lib/database'
 import { startMainServer } from './lib/server'
 
@@ -37,12 +36,6 @@ if (Number.isFinite(limit) && limit < wanted && !process.env.BENCH_RAISED) {
     env: { ...process.env, BENCH_RAISED: '1' },
   })
   process.exit(r.status ?? 1)
-}
-
-/** User + system CPU time of a process so far, in ms (from /proc/<pid>/stat, clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 const rssKiB = (pid: number) => rssMiB(pid) * 1024

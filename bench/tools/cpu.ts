@@ -15,7 +15,7 @@
  */
 import postgres from 'postgres'
 import { readdirSync, readFileSync } from 'node:fs'
-import { driveIds, envNumber, phase, rate } from '../lib/common'
+import { cpuMs, driveIds, envNumber, phase, rate } from '../lib/common'
 import { createBenchDatabase } from '../lib/database'
 import { spawnApp } from '../lib/app'
 import { aboutOperation, captureRoute, replay } from '../lib/capture'
@@ -26,19 +26,13 @@ const ACCOUNTS = envNumber('BENCH_ACCOUNTS', 10_000)
 const CASES = ['approve', 'replay', 'create', 'tags', 'health'] as const
 type Case = (typeof CASES)[number]
 
-/** User plus system seconds of a process. */
-function cpuOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
-
-/** The same over every Postgres process (backends, WAL writer, checkpointer…). */
+/** `cpuMs` over every Postgres process (backends, WAL writer, checkpointer…). */
 function postgresCpu(): number {
   let total = 0
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      if (readFileSync(`/proc/${entry}/stat`, 'utf8').includes(' (postgres) ')) total += cpuOf(Number(entry))
+      if (readFileSync(`/proc/${entry}/stat`, 'utf8').includes(' (postgres) ')) total += cpuMs(Number(entry))
     } catch {
       // The process ended while being read.
     }
@@ -46,10 +40,10 @@ function postgresCpu(): number {
   return total
 }
 
-/** Seconds the machine spent, in all and idle (iowait included), over all cores. */
+/** Milliseconds the machine spent, in all and idle (iowait included), over all cores. */
 function machine() {
   const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number)
-  return { all: ticks.reduce((a, b) => a + b, 0) / 100, idle: (ticks[3] + ticks[4]) / 100 }
+  return { all: ticks.reduce((a, b) => a + b, 0) * 10, idle: (ticks[3] + ticks[4]) * 10 }
 }
 
 const wanted = (process.argv.slice(2).length ? process.argv.slice(2) : CASES) as Case[]
@@ -100,12 +94,12 @@ try {
     await driveIds(await ids(2000), (id) => fn(id).then(() => {}), phase(), CONCURRENCY, SECONDS)
     const list = await ids(most)
     tally.errors = 0
-    const before = { server: cpuOf(server.proc.pid), self: cpuOf(process.pid), pg: postgresCpu(), m: machine() }
+    const before = { server: cpuMs(server.proc.pid), self: cpuMs(process.pid), pg: postgresCpu(), m: machine() }
     const run = phase()
     await driveIds(list, (id) => fn(id).then(() => {}), run, CONCURRENCY, SECONDS)
-    const after = { server: cpuOf(server.proc.pid), self: cpuOf(process.pid), pg: postgresCpu(), m: machine() }
+    const after = { server: cpuMs(server.proc.pid), self: cpuMs(process.pid), pg: postgresCpu(), m: machine() }
     if (tally.errors) throw new Error(`${name}: ${tally.errors} unexpected answers`)
-    const per = (seconds: number) => ((seconds * 1000) / run.done).toFixed(3)
+    const per = (ms: number) => (ms / run.done).toFixed(3)
     const busy = after.m.all - after.m.idle - (before.m.all - before.m.idle)
     const idle = (after.m.idle - before.m.idle) / (after.m.all - before.m.all)
     console.log(`| ${name} | ${rate(run).toFixed(0)} | ${per(after.server - before.server)} | ${per(after.pg - before.pg)} | ${per(after.self - before.self)} | ${per(busy)} | ${(idle * 100).toFixed(0)}% |`)
