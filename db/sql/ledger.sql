@@ -131,6 +131,7 @@ DECLARE
   locked json;
   owners integer[];
 BEGIN
+  -- Two statements because a lock strength cannot be a parameter.
   IF exclusive THEN
     SELECT coalesce(json_agg(l), '[]'), coalesce(array_agg(l.client_id), '{}') INTO locked, owners
       FROM (SELECT a.id, a.company_id, a.client_id, a.currency_name FROM accounts a

@@ -68,7 +68,7 @@ async function recordOne(tx: Tx, event: DomainEvent): Promise<number> {
 /**
  * Events of one company whose objects are rendered in code, sharing one way of adding facts, in one statement
  * whatever their number (a batch create): ids are drawn in the order given, and each is queued for the endpoints
- * that subscribe to its type (`patternsOf`: everything, its family, or the type itself).
+ * that take its type (`webhook_targets`, with the patterns `patternsOf` gives each type present).
  */
 async function recordMany(tx: Tx, events: DomainEvent[]): Promise<number> {
   const { companyId, facts } = events[0]
@@ -81,6 +81,8 @@ async function recordMany(tx: Tx, events: DomainEvent[]): Promise<number> {
       data: e.data ?? {},
     })),
   )
+  // A CASE, not a lookup in a subquery: webhook_targets is inlined only while its arguments hold no subquery.
+  const patterns = sql`case ev.type ${sql.join([...new Set(rows.map((r) => r.type))].map((type) => sql`when ${type} then ${textArray(patternsOf(type))}`), sql` `)} end`
   const queued = await tx.execute(sql`with ev as (
       insert into events (company_id, type, object_kind, object_id, data)
       select ${companyId}, u.type, u.kind, u.id,
@@ -92,8 +94,7 @@ async function recordMany(tx: Tx, events: DomainEvent[]): Promise<number> {
     )
     insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
     select ${companyId}, w.id, ev.id, ev.object_kind || ':' || ev.object_id from ev
-    join webhook_endpoints w on w.company_id = ${companyId} and w.enabled and w.deleted_at is null
-      and w.event_types && array_remove(array['*', case when position('.' in ev.type) > 1 then split_part(ev.type, '.', 1) || '.*' end, ev.type], null)
+    cross join lateral webhook_targets(${companyId}, ${patterns}) w(id)
     returning 1`)
   return rowsOf(queued).length
 }

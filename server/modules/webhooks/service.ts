@@ -162,14 +162,14 @@ export async function resendEvent(tx: Tx, caller: Caller, rawId: string, endpoin
         )
   if (!event) throw notFound('Event')
   if (endpointId !== undefined) await liveEndpoint(tx, caller.companyId, endpointId)
+  // A named endpoint gets it even while disabled (it was just found live); otherwise every endpoint that takes it.
   const targets =
     endpointId !== undefined
-      ? sql`w.id = ${endpointId}`
-      : sql`w.enabled and w.event_types && array[${sql.join(patternsOf(event.type).map((p) => sql`${p}`), sql`, `)}]::text[]`
+      ? sql`(values (${endpointId}::int)) as w(id)`
+      : sql`webhook_targets(${caller.companyId}, array[${sql.join(patternsOf(event.type).map((p) => sql`${p}`), sql`, `)}]::text[]) as w(id)`
   const queued = rowsOf<{ endpoint_id: number }>(
     await tx.execute(sql`insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
-      select ${caller.companyId}, w.id, ${event.id}, ${`${event.object_kind}:${event.object_id}`} from webhook_endpoints w
-      where w.company_id = ${caller.companyId} and w.deleted_at is null and ${targets}
+      select ${caller.companyId}, w.id, ${event.id}, ${`${event.object_kind}:${event.object_id}`} from ${targets}
       on conflict (endpoint_id, event_id) do update
         set status = 'pending', attempts = 0, next_attempt_at = now(), generation = webhook_deliveries.generation + 1, updated_at = now()
       returning endpoint_id`),
