@@ -238,6 +238,25 @@ describe('the event feed', () => {
     expect((await t.request('GET', '/api/events?limit=0', { key: c.key })).status).toBe(400)
   })
 
+  test('a refused change, or one asked of another company, records no event', async () => {
+    const { c, typeId, cli } = await ledgerSetup(t)
+    const op = await operation(c, typeId, cli.accounts[0])
+    const other = await t.newCompany()
+    expect((await t.request('POST', `/api/operations/${op.id}/approve`, { key: other.key })).status).toBe(404)
+    expect((await t.request('POST', `/api/operations/${op.id}/revert`, { key: c.key })).status).toBe(409)
+    expect((await t.request('POST', `/api/operations/${op.id}/approve`, { key: c.key })).status).toBe(200)
+    expect((await t.request('POST', `/api/operations/${op.id}/approve`, { key: c.key })).status).toBe(409)
+    expect((await t.request('POST', `/api/operations/${op.id}/cancel`, { key: c.key })).status).toBe(200)
+    expect((await t.request('POST', `/api/operations/${op.id}/cancel`, { key: c.key })).status).toBe(409)
+    const page = await t.request('GET', '/api/events', { key: c.key })
+    expect(page.body.data.map((e: any) => [e.type, e.data.object.status])).toEqual([
+      ['operation.created', 'pending'],
+      ['operation.approved', 'completed'],
+      ['operation.cancelled', 'cancelled'],
+    ])
+    expect((await t.request('GET', '/api/events', { key: other.key })).body.data).toEqual([])
+  })
+
   postgresTest(
     'concurrent writers, some holding their transaction open: a consumer paging all along sees every event exactly once',
     async () => {

@@ -460,13 +460,19 @@ type Transition = {
  */
 async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, refuse: () => ApiError): Promise<number> {
   const scope = clientScope(caller)
-  const [row] = rowsOf<{ op_company: number; changed: number | null }>(
-    await tx.execute(sql`select op_company, changed from ledger_transition(${id}, ${caller.companyId},
+  const changing = Promise.resolve(
+    tx.execute(sql`select op_company, changed from ledger_transition(${id}, ${caller.companyId},
       ${scope ? pgArray(scope, 'int') : sql`null::int[]`}, ${rule.from}, ${rule.except ?? false}, ${rule.counted ?? null}, ${rule.to}, ${rule.sign})`),
   )
+  // Announced without waiting for the change's answer, one round trip for both: the connection runs statements in
+  // the order sent, so the listeners already see the operation changed; when it was refused or is not the caller's,
+  // the error below rolls back whatever they wrote. Both are settled before anything is thrown.
+  const [changed, announced] = await Promise.allSettled([changing, announce(tx, operationEvent(rule.event, caller.companyId, id))])
+  if (changed.status === 'rejected') throw changed.reason
+  const [row] = rowsOf<{ op_company: number; changed: number | null }>(changed.value)
   if (!row || row.op_company !== caller.companyId) throw notFound('Operation')
   if (row.changed === null) throw refuse()
-  await announce(tx, operationEvent(rule.event, caller.companyId, id))
+  if (announced.status === 'rejected') throw announced.reason
   return row.changed
 }
 
