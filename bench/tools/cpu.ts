@@ -8,6 +8,7 @@
  * - `approve`: `POST /api/operations/{id}/approve` of two-leg operations over BENCH_ACCOUNTS accounts;
  * - `replay`: the same approval's statements, captured from one real request, replayed by postgres.js;
  * - `create`: `POST /api/operations` of three legs over the same accounts;
+ * - `client`: `POST /api/clients` with two accounts;
  * - `tags`: `GET /api/tags`, the route policy and one small read;
  * - `health`: `GET /health`, the HTTP server alone.
  *
@@ -23,7 +24,7 @@ import { CONCURRENCY, httpApprove, sharedAccounts, twoLegOps } from '../lib/appr
 
 const SECONDS = envNumber('BENCH_SECONDS', 10)
 const ACCOUNTS = envNumber('BENCH_ACCOUNTS', 10_000)
-const CASES = ['approve', 'replay', 'create', 'tags', 'health'] as const
+const CASES = ['approve', 'replay', 'create', 'client', 'tags', 'health'] as const
 type Case = (typeof CASES)[number]
 
 /** `cpuMs` over every Postgres process (backends, WAL writer, checkpointer…). */
@@ -82,6 +83,11 @@ try {
     approve: { ids: ops, most: 20_000, fn: approve },
     replay: { ids: ops, most: 30_000, fn: replayed },
     create: { ids: range, most: 20_000, fn: create },
+    client: {
+      ids: range,
+      most: 20_000,
+      fn: () => send('/api/clients', { method: 'POST', body: JSON.stringify({ name: 'Alta', type: 1, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] }) }, 201),
+    },
     tags: { ids: range, most: 100_000, fn: () => send('/api/tags', {}, 200) },
     health: { ids: range, most: 300_000, fn: () => send('/health', {}, 200) },
   }

@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import { companies, externalGrants } from '../../db/schema'
 import { rowsOf, type Db } from '../../db/client'
+import { fixedStatement } from '../../db/statement'
 import { unauthorized } from '../lib/errors'
 import { credentialPrefix, sameDigest, sha256 } from '../lib/secrets'
 
@@ -70,10 +71,12 @@ interface KeyRow {
  * session keeps, behind a pooler too. It runs on every request, so a revoked key or deleted employee is refused on
  * the next call, whichever process revoked it. The company's module flags come in the same round trip.
  */
+const KEY_CALLER = fixedStatement<{ prefix: string }>((p) => sql`select * from api_key_caller(${p.prefix}::text)`)
+
 export async function authenticateKey(db: Db, rawKey: string | undefined | null): Promise<Caller> {
   const prefix = credentialPrefix(KEY_KIND, rawKey)
   if (!prefix) throw unauthorized()
-  const [row] = rowsOf<KeyRow>(await db.execute(sql`select * from api_key_caller(${prefix})`))
+  const [row] = rowsOf<KeyRow>(await KEY_CALLER(db, { prefix }))
   if (!row || !sameDigest(sha256(rawKey!), row.key_hash)) throw unauthorized()
   const modules = { mesas: row.mesas, ventanilla: row.ventanilla }
   if (row.employee_id == null) return { companyId: row.company_id, keyId: row.id, employee: null, modules }

@@ -6,12 +6,17 @@ import { sql, type SQL } from 'drizzle-orm'
  * list at 65,535 values; one array parameter keeps the text fixed whatever the length, for `= any(…)` and `unnest(…)`.
  */
 export function pgArray(values: readonly (string | number | boolean | null)[], type: 'int' | 'text' | 'numeric' | 'bool' | 'smallint'): SQL {
+  return sql`${arrayLiteral(values)}::${sql.raw(type)}[]`
+}
+
+/** The Postgres array syntax of `values`, for a parameter the statement casts itself (`$1::int[]`). */
+export function arrayLiteral(values: readonly (string | number | boolean | null)[]): string {
   const items = values.map((v) => {
     if (v === null) return 'NULL'
     if (typeof v === 'number' || typeof v === 'boolean') return String(v)
     return `"${v.includes('"') || v.includes('\\') ? v.replace(/[\\"]/g, (c) => `\\${c}`) : v}"`
   })
-  return sql`${`{${items.join(',')}}`}::${sql.raw(type)}[]`
+  return `{${items.join(',')}}`
 }
 
 /** `items` in lists by `key`, each list in the order given. */

@@ -1,6 +1,7 @@
-import { and, eq, sql, type SQL } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { idempotencyKeys } from '../../db/schema'
 import type { Db, Tx } from '../../db/client'
+import { fixedStatement } from '../../db/statement'
 import type { Caller } from '../access/caller'
 import type { AppContext } from '../context'
 import { Admission } from './admission'
@@ -57,19 +58,29 @@ function admission(app: AppContext): Admission | undefined {
   return a
 }
 
+const AS_TENANT = fixedStatement<{ actor: string; channel: string; detail: string; company: string; readOnly: 'on' | 'off' }>(
+  (p) => sql`select
+    set_config('app.actor_email', ${p.actor}, true),
+    set_config('app.channel', ${p.channel}, true),
+    set_config('app.channel_detail', ${p.detail}, true),
+    set_config('app.company_id', ${p.company}, true),
+    set_config('transaction_read_only', ${p.readOnly}, true),
+    set_config('max_parallel_workers_per_gather', '0', true),
+    set_config('role', ${sql.raw(`'${TENANT_ROLE}'`)}, true)`,
+)
+
 async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions) {
   const run = async (tx: Tx) => {
     // Sent without waiting for its answer: the connection runs statements in the order they are sent, so the
     // body's first statement already acts as the tenant, and the two travel in one round trip.
     const configured = Promise.resolve(
-      tx.execute(sql`select
-        set_config('app.actor_email', ${caller.employee?.email ?? ''}, true),
-        set_config('app.channel', ${opts.channel ?? ''}, true),
-        set_config('app.channel_detail', ${opts.channelDetail ? JSON.stringify(opts.channelDetail) : ''}, true),
-        set_config('app.company_id', ${String(caller.companyId)}, true),
-        set_config('transaction_read_only', ${mode === 'write' ? 'off' : 'on'}, true),
-        set_config('max_parallel_workers_per_gather', '0', true),
-        set_config('role', ${TENANT_ROLE}, true)`),
+      AS_TENANT(tx, {
+        actor: caller.employee?.email ?? '',
+        channel: opts.channel ?? '',
+        detail: opts.channelDetail ? JSON.stringify(opts.channelDetail) : '',
+        company: String(caller.companyId),
+        readOnly: mode === 'write' ? 'off' : 'on',
+      }),
     )
     try {
       return await fn(tx)
@@ -105,19 +116,22 @@ export const write = <T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promis
 /** Rows one statement may insert with their key checks planned one by one; above it the session's plans are renewed. */
 const FEW_ROWS = 50
 
+/** How the insert's key checks are planned: given to it to set in its select list (`set_config('plan_cache_mode', $n, true)`). */
+export type KeyCheckPlans = 'force_custom_plan' | 'auto'
+
 /**
- * Runs the insert `statement` of `rows` rows as described above. `keyChecks` is a select-list item to put in it (it
- * sets how the checks run as the statement ends are planned). The settings travel with the statement, without
- * waiting for their answers: the connection runs statements in the order they are sent.
+ * Runs `insert`, a statement inserting `rows` rows, as described above; it sets the plan mode it is given in its
+ * select list, which decides how the checks run as the statement ends are planned. The settings travel with the
+ * statement, without waiting for their answers: the connection runs statements in the order they are sent.
  */
-export async function insertPlanned(tx: Tx, rows: number, statement: (keyChecks: SQL) => SQL) {
+export async function insertPlanned<T>(tx: Tx, rows: number, insert: (keyChecks: KeyCheckPlans) => PromiseLike<T>): Promise<T> {
   if (rows > FEW_ROWS) {
     await tx.execute(sql`discard plans`)
-    return tx.execute(statement(sql`null`))
+    return insert('auto')
   }
   const [, inserted] = await Promise.all([
     tx.execute(sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`),
-    tx.execute(statement(sql`set_config('plan_cache_mode', 'force_custom_plan', true)`)),
+    insert('force_custom_plan'),
     tx.execute(sql`select set_config('plan_cache_mode', 'auto', true)`),
   ])
   return inserted

@@ -1,13 +1,14 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import { rowsOf, type Database, type Executor, type Tx } from '../../../db/client'
+import { fixedStatement } from '../../../db/statement'
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, invalid, notFound, unprocessable } from '../../lib/errors'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { groupBy, pgArray } from '../../lib/arrays'
+import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
-import { insertPlanned } from '../../lib/write'
+import { insertPlanned, type KeyCheckPlans } from '../../lib/write'
 
 type ClientRow = typeof clients.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -156,6 +157,56 @@ export const MAX_CLIENT_BATCH = 1000
 
 type ClientDto = ReturnType<typeof clientDto>
 
+const iso = (column: string) => isoSql(sql.raw(column))
+
+/**
+ * Clients, their accounts and tag links in one statement: client ids are drawn first, so accounts and tag links name
+ * their client inside it; the foreign keys are checked at its end, when every row exists (their plans:
+ * server/lib/write.ts). Accounts and links name their client by its place in the arrays, from 1.
+ */
+const INSERT_CLIENTS = fixedStatement<{
+  count: number
+  companyId: number
+  names: string
+  descriptions: string
+  types: string
+  accountClients: string
+  accountNames: string
+  currencies: string
+  linkClients: string
+  linkTags: string
+  keyChecks: KeyCheckPlans
+}>(
+  (p) => sql`with ids as materialized (
+      select n, nextval(pg_get_serial_sequence('clients', 'id'))::int as id from generate_series(1, ${p.count}::int) as n
+    ), inserted as (
+      insert into clients (id, company_id, name, description, type)
+      select ids.id, ${p.companyId}::int, u.name, u.description, u.type
+      from unnest(${p.names}::text[], ${p.descriptions}::text[], ${p.types}::smallint[]) with ordinality as u(name, description, type, n)
+      join ids on ids.n = u.n
+      order by u.n
+      returning id, name, description, company_id, type, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at
+    ), opened as (
+      insert into accounts (company_id, client_id, name, currency_name)
+      select ${p.companyId}::int, ids.id, u.name, u.currency_name
+      from unnest(${p.accountClients}::int[], ${p.accountNames}::text[], ${p.currencies}::text[]) with ordinality as u(client, name, currency_name, n)
+      join ids on ids.n = u.client
+      order by u.n
+      returning id, name, currency_name, client_id, balance::text as balance, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at
+    ), linked as (
+      insert into client_tags (company_id, client_id, tag_id)
+      select ${p.companyId}::int, ids.id, u.tag_id
+      from unnest(${p.linkClients}::int[], ${p.linkTags}::int[]) with ordinality as u(client, tag_id, n)
+      join ids on ids.n = u.client
+      order by u.n
+      returning id, client_id, tag_id, ${iso('created_at')} as created_at
+    )
+    select coalesce((select json_agg(inserted order by inserted.id) from inserted), '[]') as clients,
+      coalesce((select json_agg(opened order by opened.id) from opened), '[]') as accounts,
+      coalesce((select json_agg(linked order by linked.id) from linked), '[]') as links,
+      set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
+)
+
 /**
  * Inserts clients with their accounts and tags in one statement whatever their number (each from arrays bound as
  * single parameters), answers them as `getClient` would, from the inserted rows, and announces them together. Tags are looked up by primary key
@@ -180,45 +231,28 @@ async function insertClients(
   })
   if (bad.length) return { bad, created: [] }
 
-  const iso = (column: string) => isoSql(sql.raw(column))
   const opened = inputs.flatMap((input, i) => (input.accounts ?? []).map((a) => ({ client: i + 1, name: a.name ?? a.currency_name, currency: a.currency_name })))
   const links = inputs.flatMap((input, i) => (input.tag_ids ?? []).map((tagId) => ({ client: i + 1, tagId })))
-  // One statement: client ids are drawn first, so accounts and tag links name their client inside it; the foreign
-  // keys are checked at its end, when every row exists (their plans: server/lib/write.ts).
   const [inserted] = rowsOf<{
     clients: Omit<ClientDto, 'accounts' | 'client_tags'>[]
     accounts: (Omit<ReturnType<typeof accountDto>, 'balance'> & { balance: string })[]
     links: { id: number; client_id: number; tag_id: number; created_at: string }[]
   }>(
-    await insertPlanned(tx, inputs.length + opened.length + links.length, (keyChecks) => sql`with ids as materialized (
-        select n, nextval(pg_get_serial_sequence('clients', 'id'))::int as id from generate_series(1, ${inputs.length}::int) as n
-      ), inserted as (
-        insert into clients (id, company_id, name, description, type)
-        select ids.id, ${companyId}, u.name, u.description, u.type
-        from unnest(${pgArray(inputs.map((i) => i.name), 'text')}, ${pgArray(inputs.map((i) => i.description ?? ''), 'text')},
-                    ${pgArray(inputs.map((i) => i.type), 'smallint')}) with ordinality as u(name, description, type, n)
-        join ids on ids.n = u.n
-        order by u.n
-        returning id, name, description, company_id, type, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at
-      ), opened as (
-        insert into accounts (company_id, client_id, name, currency_name)
-        select ${companyId}, ids.id, u.name, u.currency_name
-        from unnest(${pgArray(opened.map((a) => a.client), 'int')}, ${pgArray(opened.map((a) => a.name), 'text')},
-                    ${pgArray(opened.map((a) => a.currency), 'text')}) with ordinality as u(client, name, currency_name, n)
-        join ids on ids.n = u.client
-        order by u.n
-        returning id, name, currency_name, client_id, balance::text as balance, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at
-      ), linked as (
-        insert into client_tags (company_id, client_id, tag_id)
-        select ${companyId}, ids.id, u.tag_id
-        from unnest(${pgArray(links.map((l) => l.client), 'int')}, ${pgArray(links.map((l) => l.tagId), 'int')}) with ordinality as u(client, tag_id, n)
-        join ids on ids.n = u.client
-        order by u.n
-        returning id, client_id, tag_id, ${iso('created_at')} as created_at
-      )
-      select coalesce((select json_agg(inserted order by inserted.id) from inserted), '[]') as clients,
-        coalesce((select json_agg(opened order by opened.id) from opened), '[]') as accounts,
-        coalesce((select json_agg(linked order by linked.id) from linked), '[]') as links, ${keyChecks} as plan_mode`),
+    await insertPlanned(tx, inputs.length + opened.length + links.length, (keyChecks) =>
+      INSERT_CLIENTS(tx, {
+        count: inputs.length,
+        companyId,
+        names: arrayLiteral(inputs.map((i) => i.name)),
+        descriptions: arrayLiteral(inputs.map((i) => i.description ?? '')),
+        types: arrayLiteral(inputs.map((i) => i.type)),
+        accountClients: arrayLiteral(opened.map((a) => a.client)),
+        accountNames: arrayLiteral(opened.map((a) => a.name)),
+        currencies: arrayLiteral(opened.map((a) => a.currency)),
+        linkClients: arrayLiteral(links.map((l) => l.client)),
+        linkTags: arrayLiteral(links.map((l) => l.tagId)),
+        keyChecks,
+      }),
+    ),
   )
 
   const accountsBy = groupBy(inserted.accounts, (a) => a.client_id)

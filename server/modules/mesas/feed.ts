@@ -1,7 +1,8 @@
 import { inArray, sql } from 'drizzle-orm'
 import { mesas } from '../../../db/schema'
 import { rowsOf, type Tx } from '../../../db/client'
-import { groupBy, pgArray } from '../../lib/arrays'
+import { fixedStatement } from '../../../db/statement'
+import { arrayLiteral, groupBy } from '../../lib/arrays'
 import type { DomainEvents } from '../../lib/events'
 import { feedOperation } from './service'
 
@@ -11,9 +12,13 @@ import { feedOperation } from './service'
  * One probe for all the operations announced together (a batch is one); a company without auto-fed mesas pays
  * that probe of the partial index `mesas_company_auto` and nothing else.
  */
+const FEED_TARGETS = fixedStatement<{ company: number; operations: string }>(
+  (p) => sql`select mesa_id, operation_ids from mesa_feed_targets(${p.company}::int, ${p.operations}::int[])`,
+)
+
 export async function syncMesaLines(tx: Tx, companyId: number, operationIds: number[]): Promise<void> {
   const targets = rowsOf<{ mesa_id: number; operation_ids: number[] }>(
-    await tx.execute(sql`select mesa_id, operation_ids from mesa_feed_targets(${companyId}, ${pgArray(operationIds, 'int')})`),
+    await FEED_TARGETS(tx, { company: companyId, operations: arrayLiteral(operationIds) }),
   ).filter((t) => t.operation_ids.length > 0)
   if (targets.length === 0) return
   const rows = await tx.select().from(mesas).where(inArray(mesas.id, targets.map((t) => t.mesa_id))).orderBy(mesas.id)

@@ -1,15 +1,16 @@
 import { and, asc, eq, sql, type SQL } from 'drizzle-orm'
 import { operations, operationTypes, transactions, transactionTypes } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
+import { fixedStatement } from '../../../db/statement'
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, conflict, forbidden, invalid, notFound, unprocessable } from '../../lib/errors'
 import { iso } from '../../lib/models'
 import { dec, storedAmount, toJson, type Dec } from '../../lib/money'
-import { groupBy, pgArray } from '../../lib/arrays'
+import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { insertPlanned } from '../../lib/write'
+import { insertPlanned, type KeyCheckPlans } from '../../lib/write'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -245,8 +246,13 @@ const ids = (values: Iterable<number | null | undefined>) => [...new Set([...val
  * company for each lookup. The accounts are locked first, in ascending id order (see the locking discipline above),
  * all with the balance update's lock when any operation is created completed.
  */
+const OPERATION_REFS = fixedStatement<{ accounts: string; clients: string; types: string; costCenters: string; txTypes: string; forUpdate: boolean }>(
+  (p) => sql`select operation_refs(${p.accounts}::int[], ${p.clients}::int[], ${p.types}::int[], ${p.costCenters}::int[], ${p.txTypes}::int[],
+    ${p.forUpdate}::boolean) as refs`,
+)
+
 async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[]) {
-  const list = (values: Iterable<number | null | undefined>) => pgArray(ids(values), 'int')
+  const list = (values: Iterable<number | null | undefined>) => arrayLiteral(ids(values))
   const [{ refs }] = rowsOf<{
     refs: {
       accounts: { id: number; company_id: number; client_id: number; currency_name: string }[]
@@ -256,9 +262,14 @@ async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[
       tx_types: { id: number; company_id: number; is_commission: boolean }[]
     }
   }>(
-    await tx.execute(sql`select operation_refs(${list(inputs.flatMap((i) => i.transactions.map((t) => t.account_id)))}, ${list(inputs.map((i) => i.client_id))},
-      ${list(inputs.map((i) => i.operation_type_id))}, ${list(inputs.map((i) => i.cost_center_id))},
-      ${list(inputs.flatMap((i) => i.transactions.map((t) => t.transaction_type_id)))}, ${inputs.some((i) => i.status === 'completed')}) as refs`),
+    await OPERATION_REFS(tx, {
+      accounts: list(inputs.flatMap((i) => i.transactions.map((t) => t.account_id))),
+      clients: list(inputs.map((i) => i.client_id)),
+      types: list(inputs.map((i) => i.operation_type_id)),
+      costCenters: list(inputs.map((i) => i.cost_center_id)),
+      txTypes: list(inputs.flatMap((i) => i.transactions.map((t) => t.transaction_type_id))),
+      forUpdate: inputs.some((i) => i.status === 'completed'),
+    }),
   )
   const own = <T extends { id: number; company_id: number }>(rows: T[]) => new Map(rows.filter((r) => r.company_id === companyId).map((r) => [r.id, r]))
   const clientRows = own(refs.clients)
@@ -316,6 +327,61 @@ const OPERATION_COLUMNS = sql`id, company_id, operation_type_id, client_id, cost
 const TRANSACTION_COLUMNS = sql`id, operation_id, account_id, currency, amount::text as amount, status, transaction_type_id, is_commission,
   description, ${isoSql(sql`created_at`)} as created_at, ${isoSql(sql`updated_at`)} as updated_at`
 
+/**
+ * Operations and all their transactions in one statement: ids are drawn first so each transaction names its
+ * operation (by its place in the arrays, from 1) inside the statement; the foreign keys are checked at its end, when
+ * both sets of rows exist (their plans: server/lib/write.ts).
+ */
+const INSERT_OPERATIONS = fixedStatement<{
+  count: number
+  companyId: number
+  createdBy: number | null
+  types: string
+  clients: string
+  costCenters: string
+  descriptions: string
+  days: string
+  statuses: string
+  legOps: string
+  legAccounts: string
+  legCurrencies: string
+  legAmounts: string
+  legStatuses: string
+  legTypes: string
+  legCommissions: string
+  legDescriptions: string
+  keyChecks: KeyCheckPlans
+}>(
+  (p) => sql`with ids as materialized (
+      select n, nextval(pg_get_serial_sequence('operations', 'id'))::int as id from generate_series(1, ${p.count}::int) as n
+    ), ops as (
+      insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
+      select ids.id, ${p.companyId}::int, u.type_id, u.client_id, u.cost_center_id, u.description,
+        coalesce(case when u.day ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+                      then u.day::date::timestamp at time zone (select timezone from companies where id = ${p.companyId}::int)
+                      else u.day::timestamptz end, now()),
+        u.status, ${p.createdBy}::int
+      from unnest(${p.types}::int[], ${p.clients}::int[], ${p.costCenters}::int[], ${p.descriptions}::text[], ${p.days}::text[], ${p.statuses}::text[])
+        with ordinality as u(type_id, client_id, cost_center_id, description, day, status, n)
+      join ids on ids.n = u.n
+      order by u.n
+      returning ${OPERATION_COLUMNS}
+    ), txs as (
+      insert into transactions (company_id, operation_id, account_id, currency, amount, status, transaction_type_id, is_commission,
+        description, completed_at)
+      select ${p.companyId}::int, ids.id, u.account_id, u.currency, u.amount, u.status, u.type_id, u.is_commission,
+        u.description, case when u.status = 'completed' then now() end
+      from unnest(${p.legOps}::int[], ${p.legAccounts}::int[], ${p.legCurrencies}::text[], ${p.legAmounts}::numeric[], ${p.legStatuses}::text[],
+                  ${p.legTypes}::int[], ${p.legCommissions}::bool[], ${p.legDescriptions}::text[])
+        with ordinality as u(op, account_id, currency, amount, status, type_id, is_commission, description, n)
+      join ids on ids.n = u.op
+      order by u.n
+      returning ${TRANSACTION_COLUMNS}
+    )
+    select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
+      set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
+)
+
 type InsertedOperation = Omit<OperationDto, 'transactions' | 'attachments'>
 type InsertedTransaction = Omit<OperationDto['transactions'][number], 'amount' | 'status'> & { amount: string; status: string }
 
@@ -331,42 +397,29 @@ type InsertedTransaction = Omit<OperationDto['transactions'][number], 'amount' |
 async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs: Refs): Promise<OperationDto[]> {
   const companyId = caller.companyId
   const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: i + 1, t, amount: p.amounts[j], status: p.status })))
-  // Ids are drawn first so each transaction can name its operation inside the same statement; the foreign keys are
-  // checked at its end, when both sets of rows exist (their plans: server/lib/write.ts).
   const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
-    await insertPlanned(tx, items.length + legs.length, (keyChecks) => sql`with ids as materialized (
-        select n, nextval(pg_get_serial_sequence('operations', 'id'))::int as id from generate_series(1, ${items.length}::int) as n
-      ), ops as (
-        insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
-        select ids.id, ${companyId}, u.type_id, u.client_id, u.cost_center_id, u.description,
-          coalesce(case when u.day ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
-                        then u.day::date::timestamp at time zone (select timezone from companies where id = ${companyId})
-                        else u.day::timestamptz end, now()),
-          u.status, ${caller.employee?.id ?? null}::int
-        from unnest(${pgArray(items.map((p) => p.input.operation_type_id), 'int')}, ${pgArray(items.map((p) => p.input.client_id ?? null), 'int')},
-                    ${pgArray(items.map((p) => p.input.cost_center_id ?? null), 'int')}, ${pgArray(items.map((p) => p.input.description ?? ''), 'text')},
-                    ${pgArray(items.map((p) => p.input.date ?? null), 'text')}, ${pgArray(items.map((p) => p.status), 'text')})
-          with ordinality as u(type_id, client_id, cost_center_id, description, day, status, n)
-        join ids on ids.n = u.n
-        order by u.n
-        returning ${OPERATION_COLUMNS}
-      ), txs as (
-        insert into transactions (company_id, operation_id, account_id, currency, amount, status, transaction_type_id, is_commission,
-          description, completed_at)
-        select ${companyId}, ids.id, u.account_id, u.currency, u.amount, u.status, u.type_id, u.is_commission,
-          u.description, case when u.status = 'completed' then now() end
-        from unnest(${pgArray(legs.map((l) => l.op), 'int')}, ${pgArray(legs.map((l) => l.t.account_id), 'int')},
-                    ${pgArray(legs.map((l) => refs.accounts.get(l.t.account_id)!.currency_name), 'text')}, ${pgArray(legs.map((l) => l.amount), 'numeric')},
-                    ${pgArray(legs.map((l) => l.status), 'text')}, ${pgArray(legs.map((l) => l.t.transaction_type_id ?? null), 'int')},
-                    ${pgArray(legs.map((l) => (l.t.transaction_type_id != null ? refs.txTypes.get(l.t.transaction_type_id)!.is_commission : false)), 'bool')},
-                    ${pgArray(legs.map((l) => l.t.description ?? ''), 'text')})
-          with ordinality as u(op, account_id, currency, amount, status, type_id, is_commission, description, n)
-        join ids on ids.n = u.op
-        order by u.n
-        returning ${TRANSACTION_COLUMNS}
-      )
-      select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
-        ${keyChecks} as plan_mode`),
+    await insertPlanned(tx, items.length + legs.length, (keyChecks) =>
+      INSERT_OPERATIONS(tx, {
+        count: items.length,
+        companyId,
+        createdBy: caller.employee?.id ?? null,
+        types: arrayLiteral(items.map((p) => p.input.operation_type_id)),
+        clients: arrayLiteral(items.map((p) => p.input.client_id ?? null)),
+        costCenters: arrayLiteral(items.map((p) => p.input.cost_center_id ?? null)),
+        descriptions: arrayLiteral(items.map((p) => p.input.description ?? '')),
+        days: arrayLiteral(items.map((p) => p.input.date ?? null)),
+        statuses: arrayLiteral(items.map((p) => p.status)),
+        legOps: arrayLiteral(legs.map((l) => l.op)),
+        legAccounts: arrayLiteral(legs.map((l) => l.t.account_id)),
+        legCurrencies: arrayLiteral(legs.map((l) => refs.accounts.get(l.t.account_id)!.currency_name)),
+        legAmounts: arrayLiteral(legs.map((l) => l.amount)),
+        legStatuses: arrayLiteral(legs.map((l) => l.status)),
+        legTypes: arrayLiteral(legs.map((l) => l.t.transaction_type_id ?? null)),
+        legCommissions: arrayLiteral(legs.map((l) => (l.t.transaction_type_id != null ? refs.txTypes.get(l.t.transaction_type_id)!.is_commission : false))),
+        legDescriptions: arrayLiteral(legs.map((l) => l.t.description ?? '')),
+        keyChecks,
+      }),
+    ),
   )
   const ops = inserted.ops
   const txRows = inserted.txs
@@ -458,11 +511,33 @@ type Transition = {
  * also behind a pooler in transaction pooling, where nothing can be prepared. Balances change by `balance + amount`
  * in numeric arithmetic, never through JavaScript.
  */
+const LEDGER_TRANSITION = fixedStatement<{
+  id: number
+  company: number
+  scope: string | null
+  from: string
+  except: boolean
+  counted: string | null
+  to: string
+  sign: number
+}>(
+  (p) => sql`select op_company, changed from ledger_transition(${p.id}::int, ${p.company}::int, ${p.scope}::int[], ${p.from}::text,
+    ${p.except}::boolean, ${p.counted}::text, ${p.to}::text, ${p.sign}::int)`,
+)
+
 async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, refuse: () => ApiError): Promise<number> {
   const scope = clientScope(caller)
   const changing = Promise.resolve(
-    tx.execute(sql`select op_company, changed from ledger_transition(${id}, ${caller.companyId},
-      ${scope ? pgArray(scope, 'int') : sql`null::int[]`}, ${rule.from}, ${rule.except ?? false}, ${rule.counted ?? null}, ${rule.to}, ${rule.sign})`),
+    LEDGER_TRANSITION(tx, {
+      id,
+      company: caller.companyId,
+      scope: scope ? arrayLiteral(scope) : null,
+      from: rule.from,
+      except: rule.except ?? false,
+      counted: rule.counted ?? null,
+      to: rule.to,
+      sign: rule.sign,
+    }),
   )
   // Announced without waiting for the change's answer, one round trip for both: the connection runs statements in
   // the order sent, so the listeners already see the operation changed; when it was refused or is not the caller's,

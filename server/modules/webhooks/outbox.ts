@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
+import { fixedStatement } from '../../../db/statement'
 import type { DomainEvent } from '../../lib/events'
 import { invalid } from '../../lib/errors'
 
@@ -81,22 +82,42 @@ async function recordMany(tx: Tx, events: DomainEvent[]): Promise<number> {
       data: e.data ?? {},
     })),
   )
+  const types = [...new Set(rows.map((r) => r.type))].sort()
+  return rowsOf(await recordManyStatement(types, facts)(tx, { company: companyId, rows: JSON.stringify(rows) })).length
+}
+
+type RecordMany = ReturnType<typeof recordManyText>
+
+/** Statements of recordMany by the facts they add and the types they record: a few per announcing feature. */
+const recordManyTexts = new Map<DomainEvent['facts'], Map<string, RecordMany>>()
+
+function recordManyStatement(types: string[], facts: DomainEvent['facts']): RecordMany {
+  let byTypes = recordManyTexts.get(facts)
+  if (!byTypes) recordManyTexts.set(facts, (byTypes = new Map()))
+  const key = types.join(' ')
+  let statement = byTypes.get(key)
+  if (!statement) byTypes.set(key, (statement = recordManyText(types, facts)))
+  return statement
+}
+
+function recordManyText(types: string[], facts: DomainEvent['facts']) {
   // A CASE, not a lookup in a subquery: webhook_targets is inlined only while its arguments hold no subquery.
-  const patterns = sql`case ev.type ${sql.join([...new Set(rows.map((r) => r.type))].map((type) => sql`when ${type} then ${textArray(patternsOf(type))}`), sql` `)} end`
-  const queued = await tx.execute(sql`with ev as (
-      insert into events (company_id, type, object_kind, object_id, data)
-      select ${companyId}, u.type, u.kind, u.id,
-        jsonb_build_object('object', u.object) || u.data${facts ? sql` || coalesce(${facts(sql.raw('u.id'))}, '{}'::jsonb)` : sql``}
-      from rows from (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as (type text, kind text, id int, object jsonb, data jsonb))
-        with ordinality as u(type, kind, id, object, data, n)
-      order by u.n
-      returning id, type, object_kind, object_id
-    )
-    insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
-    select ${companyId}, w.id, ev.id, ev.object_kind || ':' || ev.object_id from ev
-    cross join lateral webhook_targets(${companyId}, ${patterns}) w(id)
-    returning 1`)
-  return rowsOf(queued).length
+  const patterns = sql`case ev.type ${sql.join(types.map((type) => sql`when ${type} then ${textArray(patternsOf(type))}`), sql` `)} end`
+  return fixedStatement<{ company: number; rows: string }>(
+    (p) => sql`with ev as (
+        insert into events (company_id, type, object_kind, object_id, data)
+        select ${p.company}::int, u.type, u.kind, u.id,
+          jsonb_build_object('object', u.object) || u.data${facts ? sql` || coalesce(${facts(sql.raw('u.id'))}, '{}'::jsonb)` : sql``}
+        from rows from (jsonb_to_recordset(${p.rows}::jsonb) as (type text, kind text, id int, object jsonb, data jsonb))
+          with ordinality as u(type, kind, id, object, data, n)
+        order by u.n
+        returning id, type, object_kind, object_id
+      )
+      insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
+      select ${p.company}::int, w.id, ev.id, ev.object_kind || ':' || ev.object_id from ev
+      cross join lateral webhook_targets(${p.company}::int, ${patterns}) w(id)
+      returning 1`,
+  )
 }
 
 /**
