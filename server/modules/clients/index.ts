@@ -32,7 +32,7 @@ export const clientsModule = (app: AppContext) =>
       '/clients',
       async ({ caller, query }) =>
         // Postgres wrote the JSON already (see listClients); it goes out as is.
-        new Response(await listClients(app.database, app.db, caller, query), {
+        new Response(await listClients(app.db, caller, query), {
           headers: { 'content-type': 'application/json; charset=utf-8' },
         }),
       {
