@@ -129,13 +129,12 @@ export async function insertPlanned<T>(tx: Tx, rows: number, insert: (keyChecks:
     await tx.execute(sql`discard plans`)
     return insert('auto')
   }
-  const [, inserted] = await Promise.all([
-    tx.execute(sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`),
-    insert('force_custom_plan'),
-    tx.execute(sql`select set_config('plan_cache_mode', 'auto', true)`),
-  ])
+  const [, inserted] = await Promise.all([PLAN_MODE(tx, { mode: 'force_generic_plan' }), insert('force_custom_plan'), PLAN_MODE(tx, { mode: 'auto' })])
   return inserted
 }
+
+/** With its value as a parameter, so the session prepares it once instead of parsing and planning it every time. */
+const PLAN_MODE = fixedStatement<{ mode: 'force_generic_plan' | 'auto' }>((p) => sql`select set_config('plan_cache_mode', ${p.mode}::text, true)`)
 
 /** Marks the rest of an open write as made by a bot tool run, for the audit trail. */
 export async function setAuditChannel(tx: Tx, channel: string, detail: unknown) {
