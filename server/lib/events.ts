@@ -13,14 +13,20 @@ export interface DomainEvent {
   data?: Record<string, unknown>
   /**
    * The object as its own GET returns it at this point of the transaction, for listeners that keep a copy (the
-   * event outbox). A jsonb SQL expression is evaluated inside the listener's own statement, so recording the
-   * event costs one round trip; a function is for objects that are simpler to render in code, or already rendered
-   * (a create answers what it inserted), and lets a listener record many such events in one statement.
+   * event outbox), rendered in code: for objects simpler to render there, or already rendered (a create answers what
+   * it inserted); a listener can record many such events in one statement.
    */
-  render?: SQL | (() => Promise<unknown>)
+  render?: () => Promise<unknown>
+  /**
+   * The same as a jsonb SQL expression of the object's id, evaluated inside the listener's own statement, so
+   * recording the event costs no round trip of its own. A function of the id, defined once (not per event), so a
+   * listener can keep the text of its statement for each one.
+   */
+  renderSql?: (id: SQL) => SQL
   /**
    * More facts for `data`, as a jsonb SQL expression (null for none) of the object's id, evaluated in the same
-   * statement as `render`; a function of the id so that one statement can evaluate it for many events.
+   * statement as the object; a function of the id, defined once, so that one statement can evaluate it for many
+   * events.
    */
   facts?: (id: SQL) => SQL
 }

@@ -145,7 +145,7 @@ export async function getOperation(db: Executor, caller: Caller, id: number, sto
  * (db/sql/ledger.sql): the outbox records an event within its own statement, so a transition pays one round trip
  * for it, and the database keeps the functions' plans.
  */
-const operationJson = (id: number) => sql`operation_json(${id})`
+const operationJson = (id: SQL) => sql`operation_json(${id})`
 const operationOrigin = (id: SQL) => sql`operation_origin(${id})`
 
 /**
@@ -156,7 +156,7 @@ const operationEvent = (type: string, companyId: number, id: number, created?: O
   type,
   companyId,
   object: { kind: 'operation', id },
-  render: created ? async () => created : operationJson(id),
+  ...(created ? { render: async () => created } : { renderSql: operationJson }),
   facts: operationOrigin,
 })
 

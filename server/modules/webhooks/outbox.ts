@@ -46,24 +46,55 @@ export function patternsOf(type: string): string[] {
 const textArray = (values: string[]) => sql`array[${sql.join(values.map((v) => sql`${v}`), sql`, `)}]::text[]`
 
 /**
+ * Statements of this file by their shape (the event types, and the functions that render an object or add facts),
+ * each made once; a few per announcing feature. Bounded, should a caller ever pass functions made per event.
+ */
+const statements = new Map<string, unknown>()
+const shapeIds = new WeakMap<object, number>()
+let shapes = 0
+
+function shapeOf(...parts: (string | object | undefined)[]) {
+  return parts
+    .map((p) => {
+      if (p === undefined || typeof p === 'string') return p ?? '-'
+      let id = shapeIds.get(p)
+      if (id === undefined) shapeIds.set(p, (id = ++shapes))
+      return `#${id}`
+    })
+    .join(' ')
+}
+
+function statementFor<S>(shape: string, make: () => S): S {
+  const known = statements.get(shape) as S | undefined
+  if (known) return known
+  const made = make()
+  if (statements.size < 256) statements.set(shape, made)
+  return made
+}
+
+/**
  * Records `event` and queues it for every enabled endpoint of the company that subscribes to it, in one statement
  * of the announcing transaction (`outbox_record`, db/sql/outbox.sql): the event commits with the change or not at
  * all. A `webhook.test` goes only to the endpoint it names. Answers how many deliveries it queued.
  */
 async function recordOne(tx: Tx, event: DomainEvent): Promise<number> {
-  const rendered = event.render
-  const object: SQL =
-    rendered === undefined ? sql`'null'::jsonb` : typeof rendered === 'function' ? sql`${JSON.stringify((await rendered()) ?? null)}::jsonb` : sql`(${rendered})`
-  const facts = sql`${event.data && Object.keys(event.data).length ? sql` || ${JSON.stringify(event.data)}::jsonb` : sql``}${
-    event.facts ? sql` || coalesce(${event.facts(sql`${event.object.id}`)}, '{}'::jsonb)` : sql``
-  }`
-  const { companyId, type } = event
-  const { kind, id } = event.object
+  const { companyId, type, renderSql, facts } = event
+  const statement = statementFor(shapeOf('one', type, renderSql, facts), () => recordOneText(type, renderSql, facts))
+  const object = renderSql ? null : JSON.stringify((await event.render?.()) ?? null)
   const [row] = rowsOf<{ queued: number }>(
-    await tx.execute(sql`select outbox_record(${companyId}, ${type}, ${kind}, ${id}, jsonb_build_object('object', ${object})${facts},
-      ${textArray(patternsOf(type))}, ${type === 'webhook.test' ? sql`${id}::int` : sql`null::int`}) as queued`),
+    await statement(tx, { company: companyId, kind: event.object.kind, id: event.object.id, object, data: JSON.stringify(event.data ?? {}) }),
   )
   return Number(row.queued)
+}
+
+function recordOneText(type: string, renderSql: DomainEvent['renderSql'], facts: DomainEvent['facts']) {
+  return fixedStatement<{ company: number; kind: string; id: number; object: string | null; data: string }>((p) => {
+    const object = renderSql ? sql`(${renderSql(sql`${p.id}::int`)})` : sql`${p.object}::jsonb`
+    const more = facts ? sql` || coalesce(${facts(sql`${p.id}::int`)}, '{}'::jsonb)` : sql``
+    return sql`select outbox_record(${p.company}::int, ${type}::text, ${p.kind}::text, ${p.id}::int,
+      jsonb_build_object('object', ${object}) || ${p.data}::jsonb${more},
+      ${textArray(patternsOf(type))}, ${type === 'webhook.test' ? sql`${p.id}::int` : sql`null::int`}) as queued`
+  })
 }
 
 /**
@@ -78,26 +109,13 @@ async function recordMany(tx: Tx, events: DomainEvent[]): Promise<number> {
       type: e.type,
       kind: e.object.kind,
       id: e.object.id,
-      object: (await (e.render as (() => Promise<unknown>) | undefined)?.()) ?? null,
+      object: (await e.render?.()) ?? null,
       data: e.data ?? {},
     })),
   )
   const types = [...new Set(rows.map((r) => r.type))].sort()
-  return rowsOf(await recordManyStatement(types, facts)(tx, { company: companyId, rows: JSON.stringify(rows) })).length
-}
-
-type RecordMany = ReturnType<typeof recordManyText>
-
-/** Statements of recordMany by the facts they add and the types they record: a few per announcing feature. */
-const recordManyTexts = new Map<DomainEvent['facts'], Map<string, RecordMany>>()
-
-function recordManyStatement(types: string[], facts: DomainEvent['facts']): RecordMany {
-  let byTypes = recordManyTexts.get(facts)
-  if (!byTypes) recordManyTexts.set(facts, (byTypes = new Map()))
-  const key = types.join(' ')
-  let statement = byTypes.get(key)
-  if (!statement) byTypes.set(key, (statement = recordManyText(types, facts)))
-  return statement
+  const statement = statementFor(shapeOf('many', types.join(' '), facts), () => recordManyText(types, facts))
+  return rowsOf(await statement(tx, { company: companyId, rows: JSON.stringify(rows) })).length
 }
 
 function recordManyText(types: string[], facts: DomainEvent['facts']) {
@@ -129,7 +147,7 @@ export async function record(tx: Tx, announced: DomainEvent[]): Promise<number> 
   if (events.length === 0) return 0
   const [first] = events
   const together = events.every(
-    (e) => e.type !== 'webhook.test' && typeof e.render !== 'object' && e.companyId === first.companyId && e.facts === first.facts,
+    (e) => e.type !== 'webhook.test' && !e.renderSql && e.companyId === first.companyId && e.facts === first.facts,
   )
   if (together) return recordMany(tx, events)
   let queued = 0
