@@ -8,7 +8,7 @@ import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
-import { insertPlanned, type KeyCheckPlans } from '../../lib/write'
+import { drawnIds, insertPlanned, type KeyCheckPlans } from '../../lib/write'
 
 type ClientRow = typeof clients.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -197,9 +197,7 @@ const INSERT_CLIENTS = fixedStatement<{
   linkTags: string
   keyChecks: KeyCheckPlans
 }>(
-  (p) => sql`with ids as materialized (
-      select n, nextval(pg_get_serial_sequence('clients', 'id'))::int as id from generate_series(1, ${p.count}::int) as n
-    ), inserted as (
+  (p) => sql`${drawnIds('clients', p.count)}, inserted as (
       insert into clients (id, company_id, name, description, type)
       select ids.id, ${p.companyId}::int, u.name, u.description, u.type
       from unnest(${p.names}::text[], ${p.descriptions}::text[], ${p.types}::smallint[]) with ordinality as u(name, description, type, n)

@@ -10,7 +10,7 @@ import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { insertPlanned, type KeyCheckPlans } from '../../lib/write'
+import { drawnIds, insertPlanned, type KeyCheckPlans } from '../../lib/write'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -352,9 +352,7 @@ const INSERT_OPERATIONS = fixedStatement<{
   legDescriptions: string
   keyChecks: KeyCheckPlans
 }>(
-  (p) => sql`with ids as materialized (
-      select n, nextval(pg_get_serial_sequence('operations', 'id'))::int as id from generate_series(1, ${p.count}::int) as n
-    ), ops as (
+  (p) => sql`${drawnIds('operations', p.count)}, ops as (
       insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
       select ids.id, ${p.companyId}::int, u.type_id, u.client_id, u.cost_center_id, u.description,
         coalesce(case when u.day ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
