@@ -28,3 +28,31 @@ export function fixedStatement<V extends Record<string, unknown>>(build: (p: Pla
     return new PgRaw<unknown>(() => prepared.execute(values), compiled.text, compiled.query, (result) => prepared.mapResult(result, true))
   }
 }
+
+const shapeIds = new WeakMap<object, number>()
+let shapes = 0
+
+/**
+ * Fixed statements whose text has variants, each made on first use: `parts` names what a variant's text depends on
+ * (strings and flags, and the functions that write fragments of it, told apart by identity). At most `max` are kept,
+ * should a caller ever pass functions made per call; past that a statement is made for its call alone.
+ */
+export function statementsByShape<S>(max = 256) {
+  const made = new Map<string, S>()
+  return (parts: readonly (string | boolean | object | undefined)[], make: () => S): S => {
+    const shape = parts
+      .map((part) => {
+        if (typeof part !== 'object' && typeof part !== 'function') return JSON.stringify(part ?? null)
+        let id = shapeIds.get(part)
+        if (id === undefined) shapeIds.set(part, (id = ++shapes))
+        return `#${id}`
+      })
+      .join(' ')
+    let statement = made.get(shape)
+    if (!statement) {
+      statement = make()
+      if (made.size < max) made.set(shape, statement)
+    }
+    return statement
+  }
+}

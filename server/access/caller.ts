@@ -66,13 +66,13 @@ interface KeyRow {
   ventanilla: boolean
 }
 
+const KEY_CALLER = fixedStatement<{ prefix: string }>((p) => sql`select * from api_key_caller(${p.prefix}::text)`)
+
 /**
  * The key lookup every authenticated request makes, by a database function (db/sql/access.sql) whose plan the
  * session keeps, behind a pooler too. It runs on every request, so a revoked key or deleted employee is refused on
  * the next call, whichever process revoked it. The company's module flags come in the same round trip.
  */
-const KEY_CALLER = fixedStatement<{ prefix: string }>((p) => sql`select * from api_key_caller(${p.prefix}::text)`)
-
 export async function authenticateKey(db: Db, rawKey: string | undefined | null): Promise<Caller> {
   const prefix = credentialPrefix(KEY_KIND, rawKey)
   if (!prefix) throw unauthorized()

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
-import { fixedStatement } from '../../../db/statement'
+import { fixedStatement, statementsByShape } from '../../../db/statement'
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, invalid, notFound, unprocessable } from '../../lib/errors'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
@@ -107,17 +107,11 @@ export async function listClients(db: Executor, caller: Caller, q: { page?: numb
   return row.body
 }
 
-type ClientPage = ReturnType<typeof clientPageText>
+/** The page statement of each combination of filters. */
+const clientPages = statementsByShape<ReturnType<typeof clientPageText>>()
 
-/** The page statement of each combination of filters, made on first use. */
-const clientPages = new Map<string, ClientPage>()
-
-function clientPage(scoped: boolean, typed: boolean, described: boolean): ClientPage {
-  const key = `${scoped} ${typed} ${described}`
-  let statement = clientPages.get(key)
-  if (!statement) clientPages.set(key, (statement = clientPageText(scoped, typed, described)))
-  return statement
-}
+const clientPage = (scoped: boolean, typed: boolean, described: boolean) =>
+  clientPages([scoped, typed, described], () => clientPageText(scoped, typed, described))
 
 function clientPageText(scoped: boolean, typed: boolean, described: boolean) {
   return fixedStatement<{ company: number; scope: string | null; type: number | null; description: string | null; limit: number; offset: number }>((p) => {

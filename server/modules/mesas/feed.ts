@@ -6,16 +6,16 @@ import { arrayLiteral, groupBy } from '../../lib/arrays'
 import type { DomainEvents } from '../../lib/events'
 import { feedOperation } from './service'
 
+const FEED_TARGETS = fixedStatement<{ company: number; operations: string }>(
+  (p) => sql`select mesa_id, operation_ids from mesa_feed_targets(${p.company}::int, ${p.operations}::int[])`,
+)
+
 /**
  * Runs on the ledger's announcements (`operation.*`), in the same database transaction as the change,
  * so the auto-fed blotter follows the operation (line added when its legs count, dropped on cancel).
  * One probe for all the operations announced together (a batch is one); a company without auto-fed mesas pays
  * that probe of the partial index `mesas_company_auto` and nothing else.
  */
-const FEED_TARGETS = fixedStatement<{ company: number; operations: string }>(
-  (p) => sql`select mesa_id, operation_ids from mesa_feed_targets(${p.company}::int, ${p.operations}::int[])`,
-)
-
 export async function syncMesaLines(tx: Tx, companyId: number, operationIds: number[]): Promise<void> {
   const targets = rowsOf<{ mesa_id: number; operation_ids: number[] }>(
     await FEED_TARGETS(tx, { company: companyId, operations: arrayLiteral(operationIds) }),

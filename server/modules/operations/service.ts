@@ -238,6 +238,11 @@ export const MAX_BATCH = 1000
 
 const ids = (values: Iterable<number | null | undefined>) => [...new Set([...values].filter((v): v is number => v != null))].sort((a, b) => a - b)
 
+const OPERATION_REFS = fixedStatement<{ accounts: string; clients: string; types: string; costCenters: string; txTypes: string; forUpdate: boolean }>(
+  (p) => sql`select operation_refs(${p.accounts}::int[], ${p.clients}::int[], ${p.types}::int[], ${p.costCenters}::int[], ${p.txTypes}::int[],
+    ${p.forUpdate}::boolean) as refs`,
+)
+
 /**
  * What the operations to create refer to, all fetched in one call of `operation_refs` (db/sql/ledger.sql) by primary
  * key, the company checked on the rows afterwards. Lookups are driven by id alone on purpose: a company condition
@@ -246,11 +251,6 @@ const ids = (values: Iterable<number | null | undefined>) => [...new Set([...val
  * company for each lookup. The accounts are locked first, in ascending id order (see the locking discipline above),
  * all with the balance update's lock when any operation is created completed.
  */
-const OPERATION_REFS = fixedStatement<{ accounts: string; clients: string; types: string; costCenters: string; txTypes: string; forUpdate: boolean }>(
-  (p) => sql`select operation_refs(${p.accounts}::int[], ${p.clients}::int[], ${p.types}::int[], ${p.costCenters}::int[], ${p.txTypes}::int[],
-    ${p.forUpdate}::boolean) as refs`,
-)
-
 async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[]) {
   const list = (values: Iterable<number | null | undefined>) => arrayLiteral(ids(values))
   const [{ refs }] = rowsOf<{
@@ -502,13 +502,6 @@ type Transition = {
   sign: 1 | -1
 }
 
-/**
- * One status change of a whole operation, made by `ledger_transition` (db/sql/ledger.sql) in one round trip: lock
- * the operation row, lock the accounts it moves in ascending id order, then flip the transactions, move the balances
- * and store the new operation status. A database function because its statements' plans are kept by the session,
- * also behind a pooler in transaction pooling, where nothing can be prepared. Balances change by `balance + amount`
- * in numeric arithmetic, never through JavaScript.
- */
 const LEDGER_TRANSITION = fixedStatement<{
   id: number
   company: number
@@ -523,6 +516,13 @@ const LEDGER_TRANSITION = fixedStatement<{
     ${p.except}::boolean, ${p.counted}::text, ${p.to}::text, ${p.sign}::int)`,
 )
 
+/**
+ * One status change of a whole operation, made by `ledger_transition` (db/sql/ledger.sql) in one round trip: lock
+ * the operation row, lock the accounts it moves in ascending id order, then flip the transactions, move the balances
+ * and store the new operation status. A database function because its statements' plans are kept by the session,
+ * also behind a pooler in transaction pooling, where nothing can be prepared. Balances change by `balance + amount`
+ * in numeric arithmetic, never through JavaScript.
+ */
 async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, refuse: () => ApiError): Promise<number> {
   const scope = clientScope(caller)
   const changing = Promise.resolve(

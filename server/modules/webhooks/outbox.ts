@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
-import { fixedStatement } from '../../../db/statement'
+import { fixedStatement, statementsByShape } from '../../../db/statement'
 import type { DomainEvent } from '../../lib/events'
 import { invalid } from '../../lib/errors'
 
@@ -43,34 +43,12 @@ export function patternsOf(type: string): string[] {
   return ['*', ...(dot > 0 ? [`${type.slice(0, dot)}.*`] : []), type]
 }
 
-const textArray = (values: string[]) => sql`array[${sql.join(values.map((v) => sql`${v}`), sql`, `)}]::text[]`
+/** A list of strings written into a statement's text, one parameter each: `array[$1, $2]::text[]`. */
+export const textArray = (values: string[]) => sql`array[${sql.join(values.map((v) => sql`${v}`), sql`, `)}]::text[]`
 
-/**
- * Statements of this file by their shape (the event types, and the functions that render an object or add facts),
- * each made once; a few per announcing feature. Bounded, should a caller ever pass functions made per event.
- */
-const statements = new Map<string, unknown>()
-const shapeIds = new WeakMap<object, number>()
-let shapes = 0
-
-function shapeOf(...parts: (string | object | undefined)[]) {
-  return parts
-    .map((p) => {
-      if (p === undefined || typeof p === 'string') return p ?? '-'
-      let id = shapeIds.get(p)
-      if (id === undefined) shapeIds.set(p, (id = ++shapes))
-      return `#${id}`
-    })
-    .join(' ')
-}
-
-function statementFor<S>(shape: string, make: () => S): S {
-  const known = statements.get(shape) as S | undefined
-  if (known) return known
-  const made = make()
-  if (statements.size < 256) statements.set(shape, made)
-  return made
-}
+/** The outbox's statements of each shape: the event types, and the functions that render an object or add facts. */
+const oneStatements = statementsByShape<ReturnType<typeof recordOneText>>()
+const manyStatements = statementsByShape<ReturnType<typeof recordManyText>>()
 
 /**
  * Records `event` and queues it for every enabled endpoint of the company that subscribes to it, in one statement
@@ -79,7 +57,7 @@ function statementFor<S>(shape: string, make: () => S): S {
  */
 async function recordOne(tx: Tx, event: DomainEvent): Promise<number> {
   const { companyId, type, renderSql, facts } = event
-  const statement = statementFor(shapeOf('one', type, renderSql, facts), () => recordOneText(type, renderSql, facts))
+  const statement = oneStatements([type, renderSql, facts], () => recordOneText(type, renderSql, facts))
   const object = renderSql ? null : JSON.stringify((await event.render?.()) ?? null)
   const [row] = rowsOf<{ queued: number }>(
     await statement(tx, { company: companyId, kind: event.object.kind, id: event.object.id, object, data: JSON.stringify(event.data ?? {}) }),
@@ -114,7 +92,7 @@ async function recordMany(tx: Tx, events: DomainEvent[]): Promise<number> {
     })),
   )
   const types = [...new Set(rows.map((r) => r.type))].sort()
-  const statement = statementFor(shapeOf('many', types.join(' '), facts), () => recordManyText(types, facts))
+  const statement = manyStatements([...types, facts], () => recordManyText(types, facts))
   return rowsOf(await statement(tx, { company: companyId, rows: JSON.stringify(rows) })).length
 }
 
