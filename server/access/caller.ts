@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm'
+import { eq, sql, type Placeholder } from 'drizzle-orm'
 import { companies, externalGrants } from '../../db/schema'
 import { rowsOf, type Db } from '../../db/client'
 import { fixedStatement } from '../../db/statement'
@@ -64,24 +64,44 @@ interface KeyRow {
   employee_deleted: boolean | null
   mesas: boolean
   ventanilla: boolean
+  state: string
 }
 
 const KEY_CALLER = fixedStatement<{ prefix: string }>((p) => sql`select * from api_key_caller(${p.prefix}::text)`)
+
+/**
+ * Whether the key of `prefix` still resolves to the caller that `state` fingerprints (db/sql/access.sql,
+ * api_key_callers); true when no key is given. A column for the first statement of a request's work, so a caller
+ * the process remembers is confirmed at no round trip of its own.
+ */
+export const keyHolds = (prefix: Placeholder, state: Placeholder) =>
+  sql`(${prefix}::text is null or exists (select from api_key_callers v where v.prefix = ${prefix}::text and v.state = ${state}::text))`
+
+/** A key's caller as one lookup found it, with what `keyHolds` needs to tell later whether it still holds. */
+export interface KeyLookup {
+  caller: Caller
+  prefix: string
+  state: string
+}
 
 /**
  * The key lookup every authenticated request makes, by a database function (db/sql/access.sql) whose plan the
  * session keeps, behind a pooler too. It runs on every request, so a revoked key or deleted employee is refused on
  * the next call, whichever process revoked it. The company's module flags come in the same round trip.
  */
-export async function authenticateKey(db: Db, rawKey: string | undefined | null): Promise<Caller> {
+export const authenticateKey = async (db: Db, rawKey: string | undefined | null): Promise<Caller> => (await lookupKey(db, rawKey, rawKey ? sha256(rawKey) : '')).caller
+
+/** The same lookup, given the key's digest (`sha256`) the caller has already computed. */
+export async function lookupKey(db: Db, rawKey: string | undefined | null, digest: string): Promise<KeyLookup> {
   const prefix = credentialPrefix(KEY_KIND, rawKey)
   if (!prefix) throw unauthorized()
   const [row] = rowsOf<KeyRow>(await KEY_CALLER(db, { prefix }))
-  if (!row || !sameDigest(sha256(rawKey!), row.key_hash)) throw unauthorized()
+  if (!row || !sameDigest(digest, row.key_hash)) throw unauthorized()
   const modules = { mesas: row.mesas, ventanilla: row.ventanilla }
-  if (row.employee_id == null) return { companyId: row.company_id, keyId: row.id, employee: null, modules }
+  const found = (caller: Caller) => ({ caller, prefix, state: row.state })
+  if (row.employee_id == null) return found({ companyId: row.company_id, keyId: row.id, employee: null, modules })
   if (row.employee_deleted) throw unauthorized()
-  return {
+  return found({
     companyId: row.company_id,
     keyId: row.id,
     modules,
@@ -92,7 +112,7 @@ export async function authenticateKey(db: Db, rawKey: string | undefined | null)
       permissions: row.permissions ?? [],
       clientIds: row.client_ids ?? [],
     },
-  }
+  })
 }
 
 /** Resolves a bearer grant; unknown, revoked and expired grants are all plain 401s. */

@@ -1,11 +1,14 @@
 import { Elysia, status as answer, t } from 'elysia'
 import { withHeaders } from '@elysiajs/openapi'
+import { LRUCache } from 'lru-cache'
 import type { Tx } from '../../db/client'
 import type { AppContext } from '../context'
 import { ApiError, forbidden } from '../lib/errors'
 import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
-import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type OpenTx, type TxMode } from '../lib/write'
-import { authenticateGrant, authenticateKey, can, clientScope, type Caller, type CompanyModule, type Permission } from './caller'
+import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type Credential, type OpenTx, type TxMode } from '../lib/write'
+import { sha256 } from '../lib/secrets'
+import { apiErrorResponse } from '../plugins/errors'
+import { authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
 import { authenticateSession, checkOrigin, sessionToken } from './sessions'
 
 /**
@@ -23,6 +26,12 @@ export interface Policy {
   module?: CompanyModule
   /** The transaction handed to the handler as `tx` (default `read`); `none` for streams that manage their own reads. */
   tx?: TxMode | 'none'
+  /**
+   * With `tx: 'none'`: the handler's one statement confirms a caller the process remembers for its key (`keyHolds`
+   * with the `credential` it is handed) and throws CredentialChanged if it no longer holds, so the route too is
+   * spared the key's lookup.
+   */
+  confirmsKey?: boolean
   /** An Idempotency-Key claimed in the route's write transaction; the same key and body replays the first answer. */
   idempotent?: boolean
   /** Success status (default 201 for idempotent creates, else 200); a handler may still set another. */
@@ -37,6 +46,12 @@ const MODULE_CODE = { mesas: 'MESAS_DISABLED', ventanilla: 'VENTANILLA_DISABLED'
 
 interface RequestState {
   caller?: Promise<Caller>
+  policy?: Policy
+  /** The caller came from the process's memory of its key, not from a lookup made for this request. */
+  remembered?: KeyLookup & { digest: string }
+  /** The remembered caller was handed to a transaction to confirm; `refused` once it found the key changed. */
+  confirming?: boolean
+  refused?: boolean
   open?: OpenTx
   key?: string
   replayed?: boolean
@@ -52,12 +67,56 @@ const stateOf = (request: Request) => {
 const anyOf = (p: Policy['permission']): readonly Permission[] => (p === undefined ? [] : typeof p === 'string' ? [p] : p)
 
 /**
+ * Callers of API keys by the key's digest, so that a route which runs in a tenant transaction spends no round trip
+ * of its own on the key: the transaction's first statement, sent with the route's first, confirms the remembered
+ * caller against the key's rows as they are then (api_key_confirm), and a change found there answers the request
+ * from a fresh lookup instead (`recheck` below). Routes without such a transaction, uploads and every refusal look
+ * the key up afresh. Bounded by count; an entry is only a hint, so nothing else needs to expire it.
+ */
+const remembered = new WeakMap<AppContext, LRUCache<string, KeyLookup>>()
+const keyMemory = (app: AppContext) => {
+  let m = remembered.get(app)
+  if (!m) remembered.set(app, (m = new LRUCache<string, KeyLookup>({ max: 10_000 })))
+  return m
+}
+
+/** Requests made again from the start after their remembered caller was found changed: they look their key up. */
+const replays = new WeakSet<Request>()
+
+const mayRemember = (request: Request, policy: Policy) =>
+  ((policy.tx ?? 'read') !== 'none' || policy.confirmsKey === true) && !replays.has(request) && !/^multipart\//i.test(request.headers.get('content-type') ?? '')
+
+async function byKey(app: AppContext, request: Request, policy: Policy, key: string): Promise<Caller> {
+  const digest = sha256(key)
+  const memory = keyMemory(app)
+  if (mayRemember(request, policy)) {
+    const known = memory.get(digest)
+    if (known) {
+      stateOf(request).remembered = { ...known, digest }
+      return known.caller
+    }
+  }
+  const found = await lookupKey(app.db, key, digest)
+  memory.set(digest, found)
+  return found.caller
+}
+
+/** Stops using what the process remembered for this request's key, and says whether it had used it. */
+function forget(app: AppContext, state: RequestState): boolean {
+  const known = state.remembered
+  if (!known) return false
+  keyMemory(app).delete(known.digest)
+  state.remembered = undefined
+  return true
+}
+
+/**
  * The credential of a request: `x-api-key` wins; a `grant` route then takes its bearer; else the `fos_session`
  * cookie of a signed-in employee. Only a request without a key pays for the cookie path.
  */
 async function identify(app: AppContext, request: Request, policy: Policy): Promise<Caller> {
   const key = request.headers.get('x-api-key')
-  if (key !== null) return authenticateKey(app.db, key)
+  if (key !== null) return byKey(app, request, policy, key)
   const bearer = policy.grant ? /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] : undefined
   if (bearer !== undefined) return authenticateGrant(app.db, bearer, app.clock())
   const session = sessionToken(request)
@@ -68,22 +127,37 @@ async function identify(app: AppContext, request: Request, policy: Policy): Prom
   return policy.grant ? authenticateGrant(app.db, undefined, app.clock()) : authenticateKey(app.db, null)
 }
 
-/** Who may call: decided once per request, before the body is read or anything is validated. */
+/**
+ * Who may call: decided once per request, before the body is read or anything is validated. A refusal is never
+ * made on a remembered caller: the key may have gained since what it lacked, so it is looked up again first.
+ */
 async function decide(app: AppContext, request: Request, policy: Policy): Promise<Caller> {
   const caller = await identify(app, request, policy)
+  try {
+    admit(caller, policy)
+    return caller
+  } catch (e) {
+    if (!forget(app, stateOf(request))) throw e
+    const fresh = await identify(app, request, policy)
+    admit(fresh, policy)
+    return fresh
+  }
+}
+
+function admit(caller: Caller, policy: Policy) {
   if (policy.companyKeyOnly && (caller.employee || caller.grant)) throw forbidden('Only a company key may do this')
   if (policy.unscoped && clientScope(caller)) throw forbidden('Not available to an employee limited to clients')
   if (policy.module && !caller.modules[policy.module])
     throw new ApiError(403, MODULE_CODE[policy.module], `The ${policy.module} module is not enabled for this company`)
   const needed = anyOf(policy.permission)
   if (needed.length && !caller.grant && !needed.some((p) => can(caller, p))) throw forbidden(`Missing permission ${needed.join(' or ')}`)
-  return caller
 }
 
 type SetHeaders = { headers: Record<string, string | number> }
 
 function gate(app: AppContext, request: Request, policy: Policy, set: SetHeaders): Promise<Caller> {
   const state = stateOf(request)
+  state.policy = policy
   state.caller ??= decide(app, request, policy).catch((e) => {
     if (policy.challenge && e instanceof ApiError && e.status === 401) set.headers['www-authenticate'] = policy.challenge
     throw e
@@ -182,9 +256,14 @@ export const routePolicy = (app: AppContext) =>
       async resolve({ request, path, body, set }) {
         const caller = await gate(app, request, policy, set)
         const mode = policy.tx ?? 'read'
-        if (mode === 'none') return { caller, tx: NO_TX }
         const state = stateOf(request)
-        const open = await openTenantTx(app, caller, policy.idempotent ? 'write' : mode)
+        let credential: Credential | undefined
+        if (state.remembered) {
+          state.confirming = true
+          credential = { prefix: state.remembered.prefix, state: state.remembered.state, refused: () => (state.refused = true) }
+        }
+        if (mode === 'none') return { caller, tx: NO_TX, credential }
+        const open = await openTenantTx(app, caller, policy.idempotent ? 'write' : mode, credential)
         state.open = open
         set.status = policy.status ?? (policy.idempotent ? 201 : 200)
         const key = policy.idempotent ? request.headers.get('idempotency-key') : null
@@ -197,7 +276,7 @@ export const routePolicy = (app: AppContext) =>
           }
           state.key = key
         }
-        return { caller, tx: open.tx }
+        return { caller, tx: open.tx, credential: undefined }
       },
       async afterHandle({ request, responseValue, set }) {
         const state = states.get(request)
@@ -218,3 +297,58 @@ export const routePolicy = (app: AppContext) =>
       },
     }),
   })
+
+/** Requests whose remembered caller was found changed though the key may still make them: answered again. */
+const answerAgain = new WeakSet<Request>()
+
+/**
+ * A request that failed on a remembered caller is answered as a fresh lookup would have had it answered. If its
+ * transaction confirmed the caller, the failure stands. If not (the key was found changed, or the request failed
+ * before its transaction), the key is looked up afresh: a refusal (401, 403) is the answer; a key that may still
+ * make the request has it made again from the start, its transaction having rolled back.
+ */
+async function recheck(app: AppContext, request: Request): Promise<Response | undefined> {
+  const state = states.get(request)
+  if (!state?.remembered) return
+  // The transaction's first statement has answered once the transaction has ended.
+  await close(request, false)
+  if (state.confirming && !state.refused) return
+  forget(app, state)
+  const policy = state.policy!
+  try {
+    await decide(app, request, policy)
+  } catch (e) {
+    if (!(e instanceof ApiError)) return
+    const refusal = apiErrorResponse(e)
+    if (policy.challenge && e.status === 401) refusal.headers.set('www-authenticate', policy.challenge)
+    return refusal
+  }
+  if (!state.confirming) return
+  answerAgain.add(request)
+  return new Response(null, { status: 503 })
+}
+
+type Fetch = (...args: unknown[]) => Response | Promise<Response>
+
+async function madeAgain(fetch: Fetch, request: Request, first: Response, rest: unknown[]): Promise<Response> {
+  await first.body?.cancel()
+  // The body as it arrived: the body limit keeps what it read.
+  const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
+  const replay = new Request(request.url, { method: request.method, headers: request.headers, body })
+  replays.add(replay)
+  return fetch(replay, ...rest)
+}
+
+/**
+ * Remembered key callers, registered before the errors plugin so that its answer to a request whose remembered
+ * caller no longer holds wins; the request is made again here when it must be.
+ */
+export const rememberedCallers = (app: AppContext) =>
+  new Elysia({ name: 'remembered-callers', seed: appSeed(app) })
+    .wrap(((fetch: Fetch, request: Request) =>
+      (...args: unknown[]) => {
+        const settle = (out: Response) => (answerAgain.delete(request) ? madeAgain(fetch, request, out, args.slice(1)) : out)
+        const out = fetch(...args)
+        return out instanceof Promise ? out.then(settle) : settle(out)
+      }) as never)
+    .onError({ as: 'global' }, ({ request }) => recheck(app, request))

@@ -1,8 +1,8 @@
 import { and, eq, sql, type Placeholder } from 'drizzle-orm'
 import { idempotencyKeys } from '../../db/schema'
-import type { Db, Tx } from '../../db/client'
+import { rowsOf, type Db, type Tx } from '../../db/client'
 import { fixedStatement } from '../../db/statement'
-import type { Caller } from '../access/caller'
+import { keyHolds, type Caller } from '../access/caller'
 import type { AppContext } from '../context'
 import { Admission } from './admission'
 import { eventTransaction } from './events'
@@ -22,6 +22,25 @@ export interface WriteOptions {
   channelDetail?: unknown
   /** Another pool to run on (long reads kept apart from the one ordinary requests use); its own limits apply. */
   on?: Db
+  /**
+   * A caller remembered from an earlier key lookup, confirmed by the transaction's first statement (`keyHolds`);
+   * `refused` hears it when the key no longer resolves to that caller, and the transaction then rolls back with
+   * CredentialChanged, whatever the body did.
+   */
+  credential?: Credential
+}
+
+export interface Credential {
+  prefix: string
+  state: string
+  refused: () => void
+}
+
+/** A tenant transaction's remembered caller no longer held when it began: nothing it did is kept. */
+export class CredentialChanged extends Error {
+  constructor() {
+    super('The credentials of this request changed since they were last read')
+  }
 }
 
 /**
@@ -58,7 +77,7 @@ function admission(app: AppContext): Admission | undefined {
   return a
 }
 
-const AS_TENANT = fixedStatement<{ actor: string; channel: string; detail: string; company: string; readOnly: 'on' | 'off' }>(
+const AS_TENANT = fixedStatement<{ actor: string; channel: string; detail: string; company: string; readOnly: 'on' | 'off'; keyPrefix: string | null; keyState: string | null }>(
   (p) => sql`select
     set_config('app.actor_email', ${p.actor}, true),
     set_config('app.channel', ${p.channel}, true),
@@ -66,7 +85,8 @@ const AS_TENANT = fixedStatement<{ actor: string; channel: string; detail: strin
     set_config('app.company_id', ${p.company}, true),
     set_config('transaction_read_only', ${p.readOnly}, true),
     set_config('max_parallel_workers_per_gather', '0', true),
-    set_config('role', ${sql.raw(`'${TENANT_ROLE}'`)}, true)`,
+    set_config('role', ${sql.raw(`'${TENANT_ROLE}'`)}, true),
+    ${keyHolds(p.keyPrefix, p.keyState)} as held`,
 )
 
 async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>, opts: WriteOptions) {
@@ -80,8 +100,16 @@ async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn:
         detail: opts.channelDetail ? JSON.stringify(opts.channelDetail) : '',
         company: String(caller.companyId),
         readOnly: mode === 'write' ? 'off' : 'on',
+        keyPrefix: opts.credential?.prefix ?? null,
+        keyState: opts.credential?.state ?? null,
       }),
-    )
+    ).then((answer) => {
+      if (rowsOf<{ held: boolean }>(answer)[0]?.held !== false) return
+      opts.credential?.refused()
+      throw new CredentialChanged()
+    })
+    // Awaited once the body is done; until then a refusal must not count as unhandled.
+    configured.catch(() => {})
     try {
       return await fn(tx)
     } finally {
@@ -158,14 +186,19 @@ export interface OpenTx {
 
 class RolledBack extends Error {}
 
-export function openTenantTx(app: AppContext, caller: Caller, mode: TxMode): Promise<OpenTx> {
+export function openTenantTx(app: AppContext, caller: Caller, mode: TxMode, credential?: Credential): Promise<OpenTx> {
   return new Promise<OpenTx>((opened, failed) => {
     let finish!: { ok: () => void; fail: (e: Error) => void }
-    const done = tenantTx(app, caller, mode, (tx) =>
-      new Promise<void>((ok, fail) => {
-        finish = { ok, fail }
-        opened({ tx, commit, rollback })
-      }),
+    const done = tenantTx(
+      app,
+      caller,
+      mode,
+      (tx) =>
+        new Promise<void>((ok, fail) => {
+          finish = { ok, fail }
+          opened({ tx, commit, rollback })
+        }),
+      { credential },
     )
     let ended = false
     const commit = async () => {

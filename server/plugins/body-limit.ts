@@ -127,7 +127,9 @@ export function bodyLimit(limits: BodyLimits) {
       unread.add(request)
       let stream: ReadableStream<Uint8Array> | undefined
       const body = () => (stream ??= guarded(request, source, arrived + limits.timeoutMs, limits, multipart))
-      const bytes = () => readAll(body())
+      // Read once and kept: a request answered again from the start (server/access/policy.ts) reads it a second time.
+      let read: Promise<Uint8Array<ArrayBuffer>> | undefined
+      const bytes = () => (read ??= readAll(body()))
       const text = async () => new TextDecoder().decode(await bytes())
       const contentType = request.headers.get('content-type') ?? ''
       Object.defineProperty(request, 'body', { get: body, configurable: true })

@@ -58,6 +58,13 @@ function moneyOverflow(error: unknown): boolean {
   return code === '22003' && /numeric field overflow/i.test(message)
 }
 
+/** A refusal as the contract writes it: `{ error, code, details? }` with its status and headers. */
+export function apiErrorResponse(error: ApiError): Response {
+  const body: Record<string, unknown> = { error: error.message, code: error.code }
+  if (error.details !== undefined) body.details = error.details
+  return json(error.status, body, error.headers)
+}
+
 /**
  * Turns every failure into `{ error, code, details? }` with the contract's status; nothing else leaves.
  * Unknown failures are logged with the request id and answered 500 INTERNAL_ERROR without a trace.
@@ -74,11 +81,7 @@ export const errors = (log: (entry: Record<string, unknown>) => void) =>
         log({ level: 'warn', msg: 'database unavailable', id: requestId(request), error: databaseError(error).code })
         error = overloaded()
       }
-      if (error instanceof ApiError) {
-        const body: Record<string, unknown> = { error: error.message, code: error.code }
-        if (error.details !== undefined) body.details = error.details
-        return json(error.status, body, error.headers)
-      }
+      if (error instanceof ApiError) return apiErrorResponse(error)
       switch (code) {
         case 'VALIDATION': {
           const v = error as ValidationError

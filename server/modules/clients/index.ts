@@ -30,16 +30,16 @@ export const clientsModule = (app: AppContext) =>
     .use(routePolicy(app))
     .get(
       '/clients',
-      async ({ caller, query }) =>
+      async ({ caller, credential, query }) =>
         // Postgres wrote the JSON already (see listClients); it goes out as is.
-        new Response(await listClients(app.db, caller, query), {
+        new Response(await listClients(app.db, caller, query, credential), {
           headers: { 'content-type': 'application/json; charset=utf-8' },
         }),
       {
         // The one read exempt from the tenant transaction: one statement already confined to the company, on the
         // hottest path, where the transaction's extra round trips cost a measured share of throughput (README,
-        // "The route policy").
-        policy: { permission: 'clients.view', tx: 'none' },
+        // "The route policy"); the same statement confirms a remembered key.
+        policy: { permission: 'clients.view', tx: 'none', confirmsKey: true },
         query: ClientModel.listQuery,
         response: { 200: ClientModel.list, ...errors(400) },
         detail: detail(

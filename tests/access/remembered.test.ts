@@ -1,0 +1,89 @@
+import { describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { testApp, type TestApp } from '../helpers'
+
+/*
+ * A key's caller is remembered by the process after its first lookup and confirmed inside each request's own
+ * transaction. These tests change the key's rows behind the process's back (straight in the database, as another
+ * server process would) and check that the very next request is answered as a fresh lookup would answer it.
+ */
+
+const tagNames = async (t: TestApp, key: string) => (await t.request('GET', '/api/tags', { key })).body.data?.map((x: { name: string }) => x.name)
+
+describe('remembered key callers', () => {
+  test('a key revoked in the database is refused at its next request, and that request writes nothing', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const spare = await t.request('POST', `/api/superadmin/companies/${c.id}/api-keys`, { bearer: await t.superToken(), body: { name: 'spare' } })
+    const key = spare.body.key as string
+    expect((await t.request('POST', '/api/tags', { key, body: { name: 'first', color: '#000000' } })).status).toBe(201)
+    expect(await tagNames(t, key)).toEqual(['first'])
+
+    await t.ctx.db.execute(sql`update api_keys set revoked_at = now() where id = ${spare.body.id}`)
+    const write = await t.request('POST', '/api/tags', { key, body: { name: 'second', color: '#000000' } })
+    expect(write.status).toBe(401)
+    expect(write.body.code).toBe('UNAUTHORIZED')
+    const read = await t.request('GET', '/api/tags', { key })
+    expect(read.status).toBe(401)
+    expect(await tagNames(t, c.key)).toEqual(['first'])
+  })
+
+  test('a deleted employee, a withdrawn or granted permission and a changed scope take effect at the next request', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const mine = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Mine', type: 1 } })
+    const theirs = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Theirs', type: 1 } })
+    const emp = await c.employee(['clients.view', 'clients.edit'])
+    const tag = async () => t.request('POST', '/api/tags', { key: emp.key, body: { name: `t${Math.random()}`, color: '#000000' } })
+    expect((await tag()).status).toBe(201)
+
+    await t.ctx.db.execute(sql`update employees set permissions = array['clients.view'] where id = ${emp.id}`)
+    const withdrawn = await tag()
+    expect(withdrawn.status).toBe(403)
+    expect(withdrawn.body.code).toBe('FORBIDDEN')
+
+    await t.ctx.db.execute(sql`update employees set permissions = array['clients.view', 'clients.edit'] where id = ${emp.id}`)
+    expect((await tag()).status).toBe(201)
+
+    // Still allowed, but limited to one client since the caller was remembered: the request is made again for the
+    // caller as it now is, so the answer already follows the new scope.
+    const before = await t.request('GET', `/api/clients/${theirs.body.id}`, { key: emp.key })
+    expect(before.status).toBe(200)
+    await t.ctx.db.execute(sql`update employees set client_ids = array[${mine.body.id}::int] where id = ${emp.id}`)
+    expect((await t.request('GET', `/api/clients/${theirs.body.id}`, { key: emp.key })).status).toBe(404)
+    const own = await t.request('GET', `/api/clients/${mine.body.id}`, { key: emp.key })
+    expect(own.status).toBe(200)
+    expect(own.body.name).toBe('Mine')
+
+    await t.ctx.db.execute(sql`update employees set deleted_at = now() where id = ${emp.id}`)
+    expect((await t.request('GET', `/api/clients/${mine.body.id}`, { key: emp.key })).status).toBe(401)
+  })
+
+  test('a company module switched in the database is followed at the next request, both ways', async () => {
+    const t = await testApp()
+    const c = await t.newCompany({ mesas: true })
+    expect((await t.request('GET', '/api/mesas', { key: c.key })).status).toBe(200)
+    await t.ctx.db.execute(sql`update companies set mesas_enabled = false where id = ${c.id}`)
+    const off = await t.request('GET', '/api/mesas', { key: c.key })
+    expect(off.status).toBe(403)
+    expect(off.body.code).toBe('MESAS_DISABLED')
+    await t.ctx.db.execute(sql`update companies set mesas_enabled = true where id = ${c.id}`)
+    expect((await t.request('GET', '/api/mesas', { key: c.key })).status).toBe(200)
+  })
+
+  test('a changed caller whose request is made again writes once and answers as the first attempt would have', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const emp = await c.employee(['clients.view', 'clients.edit'])
+    expect((await t.request('GET', '/api/tags', { key: emp.key })).status).toBe(200)
+    await t.ctx.db.execute(sql`update employees set name = 'Renamed' where id = ${emp.id}`)
+    const created = await t.request('POST', '/api/tags', { key: emp.key, headers: { 'idempotency-key': 'once' }, body: { name: 'only', color: '#000000' } })
+    expect(created.status).toBe(201)
+    expect(created.body.name).toBe('only')
+    expect(await tagNames(t, c.key)).toEqual(['only'])
+    const replayed = await t.request('POST', '/api/tags', { key: emp.key, headers: { 'idempotency-key': 'once' }, body: { name: 'only', color: '#000000' } })
+    expect(replayed.status).toBe(201)
+    expect(replayed.body.id).toBe(created.body.id)
+    expect(await tagNames(t, c.key)).toEqual(['only'])
+  })
+})
