@@ -8,6 +8,7 @@ import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
 import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type Credential, type OpenTx, type TxMode } from '../lib/write'
 import { sha256 } from '../lib/secrets'
 import { apiErrorResponse } from '../plugins/errors'
+import { requestId } from '../plugins/request-log'
 import { authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
 import { authenticateSession, checkOrigin, sessionToken } from './sessions'
 
@@ -334,7 +335,11 @@ async function madeAgain(fetch: Fetch, request: Request, first: Response, rest: 
   await first.body?.cancel()
   // The body as it arrived: the body limit keeps what it read.
   const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
-  const replay = new Request(request.url, { method: request.method, headers: request.headers, body })
+  const headers = new Headers(request.headers)
+  // Logged under the first attempt's id, so the log shows both attempts as one request.
+  const id = requestId(request)
+  if (id) headers.set('x-request-id', id)
+  const replay = new Request(request.url, { method: request.method, headers, body })
   replays.add(replay)
   return fetch(replay, ...rest)
 }

@@ -10,6 +10,31 @@ import { testApp, type TestApp } from '../helpers'
 
 const tagNames = async (t: TestApp, key: string) => (await t.request('GET', '/api/tags', { key })).body.data?.map((x: { name: string }) => x.name)
 
+/** The clients page's part of the test below, with the log entries of the run gathered in `logged`. */
+async function clientsPage(t: TestApp, logged: Record<string, unknown>[]) {
+  const c = await t.newCompany()
+  await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Alta', type: 1 } })
+  const emp = await c.employee(['clients.view'])
+  expect((await t.request('GET', '/api/clients', { key: emp.key })).body.count).toBe(1)
+
+  await t.ctx.db.execute(sql`update employees set name = 'Renamed' where id = ${emp.id}`)
+  const again = await t.request('GET', '/api/clients', { key: emp.key, headers: { 'x-request-id': 'page-after-rename' } })
+  expect(again.status).toBe(200)
+  expect(again.body.data.map((x: { name: string }) => x.name)).toEqual(['Alta'])
+  // Both attempts are logged under the caller's request id, the first as the 503 it never sent.
+  expect(logged.filter((e) => e.msg === 'request' && e.id === 'page-after-rename').map((e) => e.status)).toEqual([503, 200])
+
+  await t.ctx.db.execute(sql`update employees set permissions = array[]::text[] where id = ${emp.id}`)
+  const withdrawn = await t.request('GET', '/api/clients', { key: emp.key })
+  expect(withdrawn.status).toBe(403)
+  await t.ctx.db.execute(sql`update employees set permissions = array['clients.view'] where id = ${emp.id}`)
+  expect((await t.request('GET', '/api/clients', { key: emp.key })).status).toBe(200)
+  await t.ctx.db.execute(sql`update api_keys set revoked_at = now() where employee_id = ${emp.id}`)
+  const revoked = await t.request('GET', '/api/clients', { key: emp.key })
+  expect(revoked.status).toBe(401)
+  expect(revoked.body.code).toBe('UNAUTHORIZED')
+}
+
 describe('remembered key callers', () => {
   test('a key revoked in the database is refused at its next request, and that request writes nothing', async () => {
     const t = await testApp()
@@ -57,6 +82,21 @@ describe('remembered key callers', () => {
 
     await t.ctx.db.execute(sql`update employees set deleted_at = now() where id = ${emp.id}`)
     expect((await t.request('GET', `/api/clients/${mine.body.id}`, { key: emp.key })).status).toBe(401)
+  })
+
+  test('the clients page, which runs no transaction, confirms a remembered caller in its one statement', async () => {
+    const logged: Record<string, unknown>[] = []
+    const t = await testApp()
+    const log = t.ctx.log
+    t.ctx.log = (entry) => {
+      logged.push(entry)
+      log(entry)
+    }
+    try {
+      await clientsPage(t, logged)
+    } finally {
+      t.ctx.log = log
+    }
   })
 
   test('a company module switched in the database is followed at the next request, both ways', async () => {
