@@ -70,9 +70,10 @@ const anyOf = (p: Policy['permission']): readonly Permission[] => (p === undefin
 /**
  * Callers of API keys by the key's digest, so that a route which runs in a tenant transaction spends no round trip
  * of its own on the key: the transaction's first statement, sent with the route's first, confirms the remembered
- * caller against the key's rows as they are then (api_key_confirm), and a change found there answers the request
- * from a fresh lookup instead (`recheck` below). Routes without such a transaction, uploads and every refusal look
- * the key up afresh. Bounded by count; an entry is only a hint, so nothing else needs to expire it.
+ * caller against the key's rows as they are then (`keyHolds`), and a change found there answers the request from a
+ * fresh lookup instead (`recheck` below). Routes without such a transaction (but the one that confirms in its own
+ * statement), uploads and every refusal look the key up afresh. Bounded by count; an entry is only a hint, checked
+ * at every use, so nothing else needs to expire it. Callers are shared by the requests of a key: never changed.
  */
 const remembered = new WeakMap<AppContext, LRUCache<string, KeyLookup>>()
 const keyMemory = (app: AppContext) => {
@@ -98,8 +99,19 @@ async function byKey(app: AppContext, request: Request, policy: Policy, key: str
     }
   }
   const found = await lookupKey(app.db, key, digest)
-  memory.set(digest, found)
+  memory.set(digest, { ...found, caller: frozen(found.caller) })
   return found.caller
+}
+
+/** A caller to be shared by every request of its key, made immutable so that none can change it for the others. */
+function frozen(caller: Caller): Caller {
+  if (caller.employee) {
+    Object.freeze(caller.employee.permissions)
+    Object.freeze(caller.employee.clientIds)
+    Object.freeze(caller.employee)
+  }
+  Object.freeze(caller.modules)
+  return Object.freeze(caller)
 }
 
 /** Stops using what the process remembered for this request's key, and says whether it had used it. */
