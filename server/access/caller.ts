@@ -85,9 +85,10 @@ export interface KeyLookup {
 }
 
 /**
- * The key lookup every authenticated request makes, by a database function (db/sql/access.sql) whose plan the
- * session keeps, behind a pooler too. It runs on every request, so a revoked key or deleted employee is refused on
- * the next call, whichever process revoked it. The company's module flags come in the same round trip.
+ * The key lookup, by a database function (db/sql/access.sql) whose plan the session keeps, behind a pooler too; the
+ * company's module flags come in the same round trip. A request makes it unless the process remembers the key's
+ * caller and the route confirms that inside its own work (server/access/policy.ts), so a revoked key or deleted
+ * employee is refused on the next call either way, whichever process revoked it.
  */
 export const authenticateKey = async (db: Db, rawKey: string | undefined | null): Promise<Caller> => (await lookupKey(db, rawKey, rawKey ? sha256(rawKey) : '')).caller
 
