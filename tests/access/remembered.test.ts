@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { testApp, type TestApp } from '../helpers'
+import { postgresTest, testApp, type TestApp } from '../helpers'
 
 /*
  * A key's caller is remembered by the process after its first lookup and confirmed inside each request's own
@@ -97,6 +97,39 @@ describe('remembered key callers', () => {
     } finally {
       t.ctx.log = log
     }
+  })
+
+  postgresTest('under concurrent requests, none sent after a revocation committed is answered as the key', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const spare = await t.request('POST', `/api/superadmin/companies/${c.id}/api-keys`, { bearer: await t.superToken(), body: { name: 'busy' } })
+    const key = spare.body.key as string
+    expect((await t.request('GET', '/api/tags', { key })).status).toBe(200)
+    let revokedAt = Infinity
+    let n = 0
+    const answers: { sent: number; status: number; tag?: string }[] = []
+    const worker = async () => {
+      while (n < 600) {
+        const i = n++
+        const tag = i % 2 === 0 ? `w${i}` : undefined
+        const sent = performance.now()
+        const r = tag ? await t.request('POST', '/api/tags', { key, body: { name: tag, color: '#000000' } }) : await t.request('GET', '/api/tags', { key })
+        answers.push({ sent, status: r.status, tag })
+        if (answers.length === 200) {
+          await t.ctx.db.execute(sql`update api_keys set revoked_at = now() where id = ${spare.body.id}`)
+          revokedAt = performance.now()
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: 8 }, worker))
+    const after = answers.filter((a) => a.sent > revokedAt)
+    expect(after.length).toBeGreaterThan(100)
+    expect(after.filter((a) => a.status !== 401)).toEqual([])
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 201 && a.status !== 401)).toEqual([])
+    // Nothing asked for after the revocation committed was written; what was answered 201 before it was.
+    const names = new Set((await tagNames(t, c.key)) as string[])
+    expect(after.filter((a) => a.tag && names.has(a.tag))).toEqual([])
+    expect(answers.filter((a) => a.status === 201 && !names.has(a.tag!))).toEqual([])
   })
 
   test('a company module switched in the database is followed at the next request, both ways', async () => {
