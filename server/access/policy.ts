@@ -29,7 +29,7 @@ export interface Policy {
   tx?: TxMode | 'none'
   /**
    * With `tx: 'none'`: the handler's one statement confirms a caller the process remembers for its key (`keyHolds`
-   * with the `credential` it is handed) and throws CredentialChanged if it no longer holds, so the route too is
+   * with the `credential` it is handed) and answers its `held` column with `confirmHeld`, so the route too is
    * spared the key's lookup.
    */
   confirmsKey?: boolean

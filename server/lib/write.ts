@@ -37,10 +37,20 @@ export interface Credential {
 }
 
 /** A tenant transaction's remembered caller no longer held when it began: nothing it did is kept. */
-export class CredentialChanged extends Error {
+class CredentialChanged extends Error {
   constructor() {
     super('The credentials of this request changed since they were last read')
   }
+}
+
+/**
+ * Acts on a statement's `keyHolds` column: when the remembered caller no longer holds, tells `credential` and throws,
+ * so the work it confirmed is not kept (a transaction rolls back; a lone statement's answer is not sent).
+ */
+export function confirmHeld(credential: Credential | undefined, held: boolean | undefined) {
+  if (held !== false) return
+  credential?.refused()
+  throw new CredentialChanged()
 }
 
 /**
@@ -104,11 +114,7 @@ async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn:
         keyPrefix: opts.credential?.prefix ?? null,
         keyState: opts.credential?.state ?? null,
       }),
-    ).then((answer) => {
-      if (rowsOf<{ held: boolean }>(answer)[0]?.held !== false) return
-      opts.credential?.refused()
-      throw new CredentialChanged()
-    })
+    ).then((answer) => confirmHeld(opts.credential, rowsOf<{ held: boolean }>(answer)[0]?.held))
     // Awaited once the body is done; until then a refusal must not count as unhandled.
     configured.catch(() => {})
     try {

@@ -8,7 +8,7 @@ import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
-import { CredentialChanged, drawnIds, insertPlanned, type Credential, type KeyCheckPlans } from '../../lib/write'
+import { confirmHeld, drawnIds, insertPlanned, type Credential, type KeyCheckPlans } from '../../lib/write'
 
 type ClientRow = typeof clients.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -106,10 +106,7 @@ export async function listClients(db: Executor, caller: Caller, q: { page?: numb
       keyState: credential?.state ?? null,
     }),
   )
-  if (!row.held) {
-    credential?.refused()
-    throw new CredentialChanged()
-  }
+  confirmHeld(credential, row.held)
   return row.body
 }
 

@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { fixedStatement, statementsByShape } from '../../../db/statement'
+import { pgArray } from '../../lib/arrays'
 import type { DomainEvent } from '../../lib/events'
 import { invalid } from '../../lib/errors'
 
@@ -43,9 +44,6 @@ export function patternsOf(type: string): string[] {
   return ['*', ...(dot > 0 ? [`${type.slice(0, dot)}.*`] : []), type]
 }
 
-/** A list of strings written into a statement's text, one parameter each: `array[$1, $2]::text[]`. */
-export const textArray = (values: string[]) => sql`array[${sql.join(values.map((v) => sql`${v}`), sql`, `)}]::text[]`
-
 /** The outbox's statements of each shape: the event types, and the functions that render an object or add facts. */
 const oneStatements = statementsByShape<ReturnType<typeof recordOneText>>()
 const manyStatements = statementsByShape<ReturnType<typeof recordManyText>>()
@@ -71,7 +69,7 @@ function recordOneText(type: string, renderSql: DomainEvent['renderSql'], facts:
     const more = facts ? sql` || coalesce(${facts(sql`${p.id}::int`)}, '{}'::jsonb)` : sql``
     return sql`select outbox_record(${p.company}::int, ${type}::text, ${p.kind}::text, ${p.id}::int,
       jsonb_build_object('object', ${object}) || ${p.data}::jsonb${more},
-      ${textArray(patternsOf(type))}, ${type === 'webhook.test' ? sql`${p.id}::int` : sql`null::int`}) as queued`
+      ${pgArray(patternsOf(type), 'text')}, ${type === 'webhook.test' ? sql`${p.id}::int` : sql`null::int`}) as queued`
   })
 }
 
@@ -98,7 +96,7 @@ async function recordMany(tx: Tx, events: DomainEvent[]): Promise<number> {
 
 function recordManyText(types: string[], facts: DomainEvent['facts']) {
   // A CASE, not a lookup in a subquery: webhook_targets is inlined only while its arguments hold no subquery.
-  const patterns = sql`case ev.type ${sql.join(types.map((type) => sql`when ${type} then ${textArray(patternsOf(type))}`), sql` `)} end`
+  const patterns = sql`case ev.type ${sql.join(types.map((type) => sql`when ${type} then ${pgArray(patternsOf(type), 'text')}`), sql` `)} end`
   return fixedStatement<{ company: number; rows: string }>(
     (p) => sql`with ev as (
         insert into events (company_id, type, object_kind, object_id, data)
@@ -222,7 +220,7 @@ export async function listEvents(tx: Tx, companyId: number, q: { after?: string;
   const rows = rowsOf<EventRow>(
     await tx.execute(sql`select ${columns} from events
       where company_id = ${companyId} and seq > ${from}
-        ${types.length ? sql`and type = any(${textArray(types)})` : sql``}
+        ${types.length ? sql`and type = any(${pgArray(types, 'text')})` : sql``}
       order by seq limit ${limit}`),
   )
   const last = rows.at(-1)

@@ -5,9 +5,10 @@ import type { Caller } from '../../access/caller'
 import type { WebhookConfig } from '../../config'
 import { announce } from '../../lib/events'
 import { invalid, notFound, unprocessable } from '../../lib/errors'
+import { pgArray } from '../../lib/arrays'
 import { iso, pagination } from '../../lib/models'
 import { refusal } from './address'
-import { EVENT_TYPES, eventId, eventNumber, patternsOf, textArray } from './outbox'
+import { EVENT_TYPES, eventId, eventNumber, patternsOf } from './outbox'
 
 export { EVENT_TYPES } from './outbox'
 import { newEndpointSecret, sealSecret } from './secrets'
@@ -166,7 +167,7 @@ export async function resendEvent(tx: Tx, caller: Caller, rawId: string, endpoin
   const targets =
     endpointId !== undefined
       ? sql`(values (${endpointId}::int)) as w(id)`
-      : sql`webhook_targets(${caller.companyId}, ${textArray(patternsOf(event.type))}) as w(id)`
+      : sql`webhook_targets(${caller.companyId}, ${pgArray(patternsOf(event.type), 'text')}) as w(id)`
   const queued = rowsOf<{ endpoint_id: number }>(
     await tx.execute(sql`insert into webhook_deliveries (company_id, endpoint_id, event_id, object_key)
       select ${caller.companyId}, w.id, ${event.id}, ${`${event.object_kind}:${event.object_id}`} from ${targets}
