@@ -13,6 +13,8 @@
  *   tenant transaction (role, settings and audit triggers as the app's);
  * - operation creates, 16 in flight: `POST /api/operations` (three transactions over random accounts of the tenant)
  *   vs the same rows by plain SQL;
+ * - for both creates, without a goal: the statements the route sends (captured from one real request) replayed
+ *   prepared by postgres.js vs the same plain SQL, which tells the database's share of a gap from the server's;
  * - batches of 1,000 operations of three transactions: `POST /api/operations/batch` vs the same rows inserted
  *   set-based (three statements: operations, transactions, events) by plain SQL; and the time of one batch;
  * - batches of 1,000 clients with two accounts: `POST /api/clients/batch` vs set-based plain SQL;
@@ -32,7 +34,7 @@
  */
 import postgres from 'postgres'
 import { openDatabase } from '../db/client'
-import { aboutOperation, captureRoute, replay } from './lib/capture'
+import { aboutOperation, captureRoute, replay, replayClient } from './lib/capture'
 import { envNumber, envNumbers, figure, percentile, printFigures, rate, timed, type Figure, type Run } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { serveApp, spawnApp, type ServedApp } from './lib/app'
@@ -82,6 +84,7 @@ async function main() {
   let server: ServedApp | undefined
   const owner = postgres(url, { max: 1, onnotice: () => {} })
   const direct = postgres(url, { max: POOL, onnotice: () => {} })
+  const replaying = replayClient(url, POOL)
   const figures: Figure[] = []
   try {
     server = await spawnApp(import.meta.path, [url])
@@ -132,13 +135,24 @@ async function main() {
         figures.push(figure(`${name}, ${label}`, rate(a), rate(b), unit, goal))
         return [a, b]
       }
+      /**
+       * A create's own statements, captured from one real request and replayed, beside the plain SQL run just
+       * measured: how far the database work alone reaches, without the server (no goal; it tells the two apart).
+       */
+      const replayedCreate = async (name: string, unit: string, path: string, body: unknown, sqlRun: Run) => {
+        const statements = await captureRoute(url, path, key, { method: 'POST', body })
+        const run = await timed(IN_FLIGHT, SECONDS, () => replay(replaying, statements))
+        console.log(`  ${label}: ${name}: ${rate(run).toFixed(1)} vs ${rate(sqlRun).toFixed(1)} ${unit}`)
+        figures.push(figure(`${name}, ${label}`, rate(run), rate(sqlRun), unit))
+      }
 
       if (FIGURES.has('clients')) {
-        await pair(
+        const clientBody = { name: 'Alta', type: 1, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] }
+        const [, sqlClients] = await pair(
           `client creates (2 accounts), ${IN_FLIGHT} in flight: HTTP vs plain SQL`,
           'clients/s',
           'ratio >= 0.6',
-          () => timed(IN_FLIGHT, SECONDS, () => post('/api/clients', { name: 'Alta', type: 1, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] })),
+          () => timed(IN_FLIGHT, SECONDS, () => post('/api/clients', clientBody)),
           () =>
             timed(IN_FLIGHT, SECONDS, () =>
               asTenant(async (tx) => {
@@ -149,10 +163,11 @@ async function main() {
               }),
             ),
         )
+        await replayedCreate(`client creates: the route's statements replayed vs plain SQL`, 'clients/s', '/api/clients', clientBody, sqlClients)
       }
 
       if (FIGURES.has('operations')) {
-        await pair(
+        const [, sqlOperations] = await pair(
           `operation creates (3 transactions), ${IN_FLIGHT} in flight: HTTP vs plain SQL`,
           'operations/s',
           'ratio >= 0.6',
@@ -168,6 +183,7 @@ async function main() {
               }),
             ),
         )
+        await replayedCreate(`operation creates: the route's statements replayed vs plain SQL`, 'operations/s', '/api/operations', operationBody(), sqlOperations)
       }
 
       if (FIGURES.has('batches')) {
@@ -263,7 +279,7 @@ async function main() {
           'approvals/s',
           'ratio >= 0.8',
           () => timed(APPROVERS, SECONDS, async () => (h < httpIds.length ? void (await post(`/api/operations/${httpIds[h++]}/approve`)) : false)),
-          () => timed(APPROVERS, SECONDS, async () => (s < sqlIds.length ? replay(direct, aboutOperation(approve, captureId, sqlIds[s++])) : false)),
+          () => timed(APPROVERS, SECONDS, async () => (s < sqlIds.length ? replay(replaying, aboutOperation(approve, captureId, sqlIds[s++])) : false)),
         )
         // A replayed transition that found nothing to change would still count: both sides must have approved each one.
         const [{ approved }] = await owner`select count(*)::int as approved from operations
@@ -284,7 +300,7 @@ async function main() {
               await res.arrayBuffer()
               if (res.status !== 200) throw new Error(`${page}: ${res.status}`)
             }),
-          () => timed(READERS, SECONDS, () => replay(direct, list)),
+          () => timed(READERS, SECONDS, () => replay(replaying, list)),
         )
         figures.push(figure(`GET /api/clients p99, ${READERS} in flight, ${label}`, percentile(httpList.latencies, 99), percentile(sqlList.latencies, 99), 'ms', 'ratio <= 1.2'))
       }
@@ -307,6 +323,7 @@ async function main() {
   } finally {
     await server?.stop()
     await direct.end({ timeout: 5 })
+    await replaying.end({ timeout: 5 })
     await owner.end({ timeout: 5 })
     await database.close()
     await db.drop()

@@ -72,7 +72,18 @@ export async function captureRoute(url: string, path: string, key: string, init:
 }
 
 /**
- * Replays captured statements on a pool, prepared, each transaction on one connection with its options:
+ * A pool to replay captured statements on: JSON parameters go out as the text they were captured as, as the app's
+ * client sends them (its driver writes JSON itself and leaves the text alone); a plain client would encode that text
+ * again as a JSON string.
+ */
+export function replayClient(url: string, max: number): postgres.Sql {
+  const sql = postgres(url, { max, onnotice: () => {} })
+  for (const type of [114, 3802]) sql.options.serializers[type] = (x: unknown) => x
+  return sql
+}
+
+/**
+ * Replays captured statements on a pool (`replayClient`), prepared, each transaction on one connection with its options:
  * the same work the route gives the database, minus everything the service does in between.
  */
 export async function replay(sql: postgres.Sql, statements: Statement[]) {
