@@ -23,8 +23,9 @@
  * - `GET /api/clients` page of 50 with accounts and tags, 64 in flight: requests/s and p99 vs its captured statements
  *   replayed the same way.
  *
- * HTTP and SQL phases alternate within each figure. The server is the app in its own process on a free port, with a
- * pool of 16 connections; the SQL ceilings use a pool of the same size.
+ * HTTP and SQL phases alternate within each figure (HTTP, SQL, SQL, HTTP; each phase BENCH_SECONDS, or BENCH_BATCHES
+ * batches), so what drifts while a figure runs weighs on both sides alike. The server is the app in its own process on
+ * a free port, with a pool of 16 connections; the SQL ceilings use a pool of the same size.
  *
  *   bun bench/write.ts   (env: BENCH_ADMIN_URL, BENCH_WRITE_SIZES=5000,50000, BENCH_SECONDS=5, BENCH_BATCHES=2, BENCH_OTHER_CLIENTS=2000,
  *                         BENCH_WRITE_STATES=fresh,skewed, BENCH_WRITE_FIGURES=clients,operations,batches,client-batches,approvals,list)
@@ -64,6 +65,13 @@ function groupBy(rows: postgres.Row[], column: string) {
   for (const r of rows) by.set(r[column], [...(by.get(r[column]) ?? []), r])
   return by
 }
+
+/** Two runs of one side as one: counts and times added, latencies merged. */
+const joined = (x: Run, y: Run): Run => ({
+  done: x.done + y.done,
+  seconds: x.seconds + y.seconds,
+  latencies: [...x.latencies, ...y.latencies].sort((m, n) => m - n),
+})
 
 /** `BATCHES` batches of `BATCH` rows one after another, each input made before its clock starts. */
 async function batches<T>(input: () => T, send: (input: T) => Promise<unknown>): Promise<Run> {
@@ -129,8 +137,10 @@ async function main() {
         ],
       })
       const pair = async (name: string, unit: string, goal: string, http: () => Promise<Run>, sql: () => Promise<Run>) => {
-        const a = await http()
-        const b = await sql()
+        // HTTP, SQL, SQL, HTTP: what drifts during a figure (its tables growing, a checkpoint) weighs on both alike.
+        const first = await http()
+        const b = joined(await sql(), await sql())
+        const a = joined(first, await http())
         console.log(`  ${label}: ${name}: ${rate(a).toFixed(1)} vs ${rate(b).toFixed(1)} ${unit}`)
         figures.push(figure(`${name}, ${label}`, rate(a), rate(b), unit, goal))
         return [a, b]
