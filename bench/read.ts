@@ -23,7 +23,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureScaleDatabase } from './generate'
-import { captureRoute, replay, type Statement } from './lib/capture'
+import { captureRoute, replay, replayClient, type Statement } from './lib/capture'
 import { alternating, envNumber, figure, type Figure, freePort, load, percentile, printFigures, ROOT, rssMiB, round, SIGNING_SECRET, sleep, timed, waitHealthy, type LoadResult, type LoadSpec } from './lib/common'
 import { startMainServer } from './lib/server'
 
@@ -68,7 +68,7 @@ async function bare(port: number, payloadFile: string) {
 /** The database ceiling: each variant's statements in order, like one request, from `connections` workers. */
 async function direct(specFile: string) {
   const spec = JSON.parse(readFileSync(specFile, 'utf8')) as DirectSpec
-  const sql = postgres(spec.url, { max: spec.pool, onnotice: () => {} })
+  const sql = replayClient(spec.url, spec.pool)
   let next = 0
   const run = (statements: Statement[]) => replay(sql, statements)
   for (const v of spec.variants) await run(v)

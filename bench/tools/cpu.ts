@@ -19,7 +19,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { cpuMs, driveIds, envNumber, phase, rate } from '../lib/common'
 import { createBenchDatabase } from '../lib/database'
 import { spawnApp } from '../lib/app'
-import { aboutOperation, captureRoute, replay } from '../lib/capture'
+import { aboutOperation, captureRoute, replay, replayClient } from '../lib/capture'
 import { CONCURRENCY, httpApprove, sharedAccounts, twoLegOps } from '../lib/approvals'
 
 const SECONDS = envNumber('BENCH_SECONDS', 10)
@@ -52,6 +52,7 @@ for (const c of wanted) if (!CASES.includes(c)) throw new Error(`unknown case ${
 
 const db = await createBenchDatabase('fos_bench_cpu')
 const direct = postgres(db.url, { max: CONCURRENCY, onnotice: () => {} })
+const replaying = replayClient(db.url, CONCURRENCY)
 const server = await spawnApp(new URL('../approve.ts', import.meta.url).pathname, [db.url])
 try {
   const accounts = await sharedAccounts(direct, server.companyId, ACCOUNTS)
@@ -76,7 +77,7 @@ try {
   const captured = (await ops(2)).find((id) => id !== server.companyId)!
   const statements = await captureRoute(db.url, `/api/operations/${captured}/approve`, server.key, { method: 'POST' })
   const replayed = (id: number) =>
-    replay(direct, aboutOperation(statements, captured, id))
+    replay(replaying, aboutOperation(statements, captured, id))
   const range = async (n: number) => Array.from({ length: n }, (_, i) => i)
   /** Each case: the ids of `n` requests (operations to approve, made beforehand) and one request. */
   const cases: Record<Case, { ids: (n: number) => Promise<number[]>; most: number; fn: (id: number) => Promise<unknown> }> = {
@@ -113,6 +114,7 @@ try {
 } finally {
   await server.stop()
   await direct.end({ timeout: 5 })
+  await replaying.end({ timeout: 5 })
   await db.drop()
 }
 process.exit(0)
