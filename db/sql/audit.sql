@@ -38,9 +38,10 @@ BEGIN
   END IF;
 
   -- A tool run marks its operation and transactions; later changes to them keep the channel of their origin (both
-  -- null when the operation has no draft).
+  -- null when the operation has no draft). Rows being inserted have none to look up: an operation's transactions are
+  -- inserted with it, and its run's draft after it.
   IF TG_TABLE_NAME IN ('operations', 'transactions') THEN
-    IF chan IS NULL THEN
+    IF chan IS NULL AND TG_OP <> 'INSERT' THEN
       SELECT d.channel, d.channel_detail INTO chan, chan_detail FROM messaging_drafts d
        WHERE d.operation_id = CASE WHEN TG_TABLE_NAME = 'operations' THEN (row_data->>'id')::integer ELSE (row_data->>'operation_id')::integer END
        LIMIT 1;

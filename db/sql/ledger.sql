@@ -100,6 +100,15 @@ BEGIN
 END
 $$;
 
+-- The origin of an operation being created, as operation_origin below gives it: the run's draft is written after the
+-- operation, so only the channel can tell, and the create's event spares itself a drafts lookup that finds nothing.
+CREATE OR REPLACE FUNCTION channel_origin() RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN current_setting('app.channel', true) IN ('messaging', 'twin') THEN jsonb_build_object(
+    'channel', current_setting('app.channel', true),
+    'requested_by', nullif(current_setting('app.channel_detail', true), '')::jsonb -> 'requested_by') END
+$$;
+
 -- An operation made by a messaging tool run carries the run's channel and requester in every event about it: from
 -- the run's draft, or, while the run's own transaction is still creating it, from the channel that transaction
 -- declared for the audit trail (server/lib/write.ts). Null for any other operation.
@@ -109,9 +118,7 @@ BEGIN
   RETURN coalesce(
     (SELECT jsonb_build_object('channel', d.channel, 'requested_by', d.channel_detail -> 'requested_by')
        FROM messaging_drafts d WHERE d.operation_id = op LIMIT 1),
-    CASE WHEN current_setting('app.channel', true) IN ('messaging', 'twin') THEN jsonb_build_object(
-      'channel', current_setting('app.channel', true),
-      'requested_by', nullif(current_setting('app.channel_detail', true), '')::jsonb -> 'requested_by') END);
+    channel_origin());
 END
 $$;
 
@@ -130,6 +137,10 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   locked json;
   owners integer[];
+  client_rows json := '[]';
+  type_rows json := '[]';
+  cost_center_rows json := '[]';
+  tx_type_rows json := '[]';
 BEGIN
   -- Two statements because a lock strength cannot be a parameter.
   IF exclusive THEN
@@ -141,16 +152,27 @@ BEGIN
       FROM (SELECT a.id, a.company_id, a.client_id, a.currency_name FROM accounts a
              WHERE a.id = ANY (account_ids) ORDER BY a.id FOR KEY SHARE) l;
   END IF;
-  RETURN json_build_object(
-    'accounts', locked,
-    -- Owners of the accounts too: an account of a deleted client is unknown.
-    'clients', (SELECT coalesce(json_agg(json_build_object('id', c.id, 'company_id', c.company_id, 'deleted', c.deleted_at IS NOT NULL)), '[]')
-                  FROM clients c WHERE c.id = ANY (client_ids || owners)),
-    'types', (SELECT coalesce(json_agg(json_build_object('id', t.id, 'company_id', t.company_id)), '[]')
-                FROM operation_types t WHERE t.id = ANY (type_ids)),
-    'cost_centers', (SELECT coalesce(json_agg(json_build_object('id', cc.id, 'company_id', cc.company_id)), '[]')
-                       FROM cost_centers cc WHERE cc.id = ANY (cost_center_ids)),
-    'tx_types', (SELECT coalesce(json_agg(json_build_object('id', tt.id, 'company_id', tt.company_id, 'is_commission', tt.is_commission)), '[]')
-                   FROM transaction_types tt WHERE tt.id = ANY (tx_type_ids)));
+  -- One statement per table, each run only with ids to look up: one run for nothing still pays its executor
+  -- start-up, the locks of the table and its indexes and an index probe, and most creates name no cost center and no
+  -- transaction type.
+  -- Owners of the accounts too: an account of a deleted client is unknown.
+  IF cardinality(client_ids || owners) > 0 THEN
+    SELECT coalesce(json_agg(json_build_object('id', c.id, 'company_id', c.company_id, 'deleted', c.deleted_at IS NOT NULL)), '[]')
+      INTO client_rows FROM clients c WHERE c.id = ANY (client_ids || owners);
+  END IF;
+  IF cardinality(type_ids) > 0 THEN
+    SELECT coalesce(json_agg(json_build_object('id', t.id, 'company_id', t.company_id)), '[]')
+      INTO type_rows FROM operation_types t WHERE t.id = ANY (type_ids);
+  END IF;
+  IF cardinality(cost_center_ids) > 0 THEN
+    SELECT coalesce(json_agg(json_build_object('id', cc.id, 'company_id', cc.company_id)), '[]')
+      INTO cost_center_rows FROM cost_centers cc WHERE cc.id = ANY (cost_center_ids);
+  END IF;
+  IF cardinality(tx_type_ids) > 0 THEN
+    SELECT coalesce(json_agg(json_build_object('id', tt.id, 'company_id', tt.company_id, 'is_commission', tt.is_commission)), '[]')
+      INTO tx_type_rows FROM transaction_types tt WHERE tt.id = ANY (tx_type_ids);
+  END IF;
+  RETURN json_build_object('accounts', locked, 'clients', client_rows, 'types', type_rows, 'cost_centers', cost_center_rows,
+                           'tx_types', tx_type_rows);
 END
 $$;

@@ -147,6 +147,8 @@ export async function getOperation(db: Executor, caller: Caller, id: number, sto
  */
 const operationJson = (id: SQL) => sql`operation_json(${id})`
 const operationOrigin = (id: SQL) => sql`operation_origin(${id})`
+/** No draft can name an operation still being created, so its origin is the channel alone. */
+const createdOrigin = () => sql`channel_origin()`
 
 /**
  * What the ledger announces about operation `id`: rendered at this point of the transaction, or, for one just
@@ -156,8 +158,7 @@ const operationEvent = (type: string, companyId: number, id: number, created?: O
   type,
   companyId,
   object: { kind: 'operation', id },
-  ...(created ? { render: async () => created } : { renderSql: operationJson }),
-  facts: operationOrigin,
+  ...(created ? { render: async () => created, facts: createdOrigin } : { renderSql: operationJson, facts: operationOrigin }),
 })
 
 /** A date-time as given, or a date-only value as that day's midnight in the company's time zone. */
