@@ -70,8 +70,8 @@ const notices: Explained[] = []
 let fresh: Tenant
 let skewed: Tenant
 
-async function call(method: string, path: string, key: string, body?: unknown) {
-  const res = await app.handle(
+async function call(method: string, path: string, key: string, body?: unknown, on = app) {
+  const res = await on.handle(
     new Request(`http://fos.test${path}`, {
       method,
       headers: { 'x-api-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) },
@@ -119,6 +119,37 @@ async function tenant(companyName: string, clients: number, operations: number):
   return seeded
 }
 
+/**
+ * The app on one connection of its own, with auto_explain reporting each statement's plan to it as a notice (pushed to
+ * `notices`), so every plan the session keeps is one the checks below see.
+ */
+async function explainingApp(url: string, database: Database) {
+  const client = preparing(
+    postgres(url, {
+      max: 1,
+      onnotice: (n) => {
+        if (!String(n.message).startsWith('duration')) return
+        const json = JSON.parse(String(n.message).replace(/^duration: [\d.]+ ms\s+plan:\s*/, ''))
+        notices.push({ text: json['Query Text'], plan: json.Plan })
+      },
+    }),
+  )
+  await client.unsafe(`load 'auto_explain'`)
+  await client.unsafe(`set auto_explain.log_min_duration = 0; set auto_explain.log_analyze = on; set auto_explain.log_timing = off;
+    set auto_explain.log_format = json; set auto_explain.log_nested_statements = on; set auto_explain.log_level = notice`)
+  const db = drizzle(client, { schema }) as unknown as Db
+  const ctx: AppContext = {
+    config: testConfig({ databaseUrl: url }),
+    database: { ...database, db, rows: async (query, on = db) => rowsOf(await on.execute(query)) },
+    db,
+    store: undefined as never,
+    clock: () => new Date(),
+    log: () => {},
+    events: new DomainEvents(),
+  }
+  return { client, app: createApp(ctx) }
+}
+
 if (onPostgres()) {
   beforeAll(async () => {
     admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} })
@@ -127,31 +158,7 @@ if (onPostgres()) {
     url.pathname = `/${name}`
     database = await openDatabase({ url: url.toString(), poolMax: 2 })
     owner = postgres(url.toString(), { max: 1, onnotice: () => {} })
-    // One connection for the app, with auto_explain reporting each statement's plan to it as a notice.
-    client = preparing(
-      postgres(url.toString(), {
-        max: 1,
-        onnotice: (n) => {
-          if (!String(n.message).startsWith('duration')) return
-          const json = JSON.parse(String(n.message).replace(/^duration: [\d.]+ ms\s+plan:\s*/, ''))
-          notices.push({ text: json['Query Text'], plan: json.Plan })
-        },
-      }),
-    )
-    await client.unsafe(`load 'auto_explain'`)
-    await client.unsafe(`set auto_explain.log_min_duration = 0; set auto_explain.log_analyze = on; set auto_explain.log_timing = off;
-      set auto_explain.log_format = json; set auto_explain.log_nested_statements = on; set auto_explain.log_level = notice`)
-    const db = drizzle(client, { schema }) as unknown as Db
-    const ctx: AppContext = {
-      config: testConfig({ databaseUrl: url.toString() }),
-      database: { ...database, db, rows: async (query, on = db) => rowsOf(await on.execute(query)) },
-      db,
-      store: undefined as never,
-      clock: () => new Date(),
-      log: () => {},
-      events: new DomainEvents(),
-    }
-    app = createApp(ctx)
+    ;({ client, app } = await explainingApp(url.toString(), database))
 
     // (a) Statistics of an empty database; the tenant arrives afterwards.
     await freezeStatistics(owner)
@@ -273,3 +280,46 @@ describe.each([
     expectLookups(scoped, 'scoped clients page')
   }, 60_000)
 })
+
+/*
+ * A session keeps its plan of each key check for its whole life once the plan turns generic, and the ledger's insert
+ * keeps those plans (server/lib/write.ts): they must go by the primary key even when the session made them while the
+ * tables were nearly empty and analysed as such, a new database's first operations, and the tables grew afterwards.
+ */
+postgresTest('the ledger key checks a session keeps from nearly empty tables still go by key once the tables grow', async () => {
+  const keptName = `${name}_kept`
+  await admin.unsafe(`create database ${keptName}`)
+  const url = new URL(ADMIN_URL)
+  url.pathname = `/${keptName}`
+  const small = await openDatabase({ url: url.toString(), poolMax: 1 })
+  const smallOwner = postgres(url.toString(), { max: 1, onnotice: () => {} })
+  const session = await explainingApp(url.toString(), small)
+  try {
+    const { companyId, key } = await newCompany(small, 'Primera')
+    const t = await seedTenant(smallOwner, companyId, 3, 1)
+    await freezeStatistics(smallOwner)
+    const create = () => {
+      const [a, b, c] = pick(t.accountIds, 3)
+      const legs = [{ account_id: a, amount: '100' }, { account_id: b, amount: '-60' }, { account_id: c, amount: '-40' }]
+      return call('POST', '/api/operations', key, { operation_type_id: t.typeId, transactions: legs }, session.app)
+    }
+    // Past the switch to generic plans, on tables of a page each.
+    for (let i = 0; i < REPEAT; i++) await create()
+    await smallOwner.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`
+      await tx`insert into clients (company_id, name, type) select ${companyId}, 'Crece ' || g, 1 from generate_series(1, 10000) g`
+      await tx`insert into accounts (company_id, client_id, name, currency_name)
+        select ${companyId}, c.id, 'ARS', 'ARS' from clients c where c.company_id = ${companyId} and c.name like 'Crece %'`
+      await tx`insert into operations (company_id, operation_type_id, status) select ${companyId}, ${t.typeId}, 'pending' from generate_series(1, 10000)`
+    })
+    const plans = await explained(create)
+    const checks = plans.filter((p) => /^SELECT 1 FROM ONLY "public"\."(accounts|operations)"/.test(p.text))
+    expect(checks.length).toBeGreaterThanOrEqual(REPEAT * 6)
+    expectLookups(plans, 'create after the tables grew')
+  } finally {
+    await session.client.end({ timeout: 5 })
+    await smallOwner.end({ timeout: 5 })
+    await small.close()
+    await admin.unsafe(`drop database if exists ${keptName} with (force)`)
+  }
+}, 120_000)

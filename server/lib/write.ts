@@ -1,7 +1,7 @@
 import { and, eq, sql, type Placeholder } from 'drizzle-orm'
 import { idempotencyKeys } from '../../db/schema'
 import { rowsOf, type Db, type Tx } from '../../db/client'
-import { fixedStatement } from '../../db/statement'
+import { fixedStatement, type Placeholders } from '../../db/statement'
 import { keyHolds, type Caller } from '../access/caller'
 import type { AppContext } from '../context'
 import { Admission } from './admission'
@@ -143,9 +143,17 @@ export const write = <T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promis
  * the life of the session, generic after its first five uses, until an ANALYZE of the table; a session whose first
  * checks met a nearly empty table (a new database, a tenant's first operations) keeps a sequential scan of that table
  * however large it grows, and every row inserted pays a scan of the whole table: a batch of 3,000 transactions spent
- * over a second in those checks alone. A statement inserting a few rows has its checks planned afresh (tens of
- * microseconds each); before one inserting many, the session's cached plans are dropped, so each is made again once,
- * for the tables as they are. The rest of the write keeps cached plans.
+ * over a second in those checks alone. Two cures, by whether other statements run the same checks:
+ * - Checks that only this insert ever runs (the ledger's: nothing else inserts operations or transactions, and no
+ *   update changes their keys) are planned with sequential scans off. Every plan a session makes of them, the custom
+ *   ones and the generic one it keeps, then goes by the primary key whatever size the table had, so the kept plans
+ *   are safe and are kept: planning seven checks afresh cost an operation create about 80 µs of Postgres.
+ *   tests/plans.test.ts makes a session's plans on nearly empty tables, grows the tables and checks the kept plans.
+ * - Checks that other statements may also make plans of (clients: accounts and tag links are also inserted one at a
+ *   time, under the usual settings) are planned afresh when a statement inserts a few rows (tens of microseconds
+ *   each); before one inserting many, the session's cached plans are dropped, so each is made again once, for the
+ *   tables as they are.
+ * The rest of the write keeps cached plans.
  */
 
 /** Rows one statement may insert with their key checks planned one by one; above it the session's plans are renewed. */
@@ -159,22 +167,39 @@ export const drawnIds = (table: 'clients' | 'operations', count: Placeholder) =>
     select n, nextval(pg_get_serial_sequence(${sql.raw(`'${table}'`)}, 'id'))::int as id from generate_series(1, ${count}::int) as n
   )`
 
-/** How the insert's key checks are planned: given to it to set in its select list (`set_config('plan_cache_mode', $n, true)`). */
-export type KeyCheckPlans = 'force_custom_plan' | 'auto'
+/** How the insert's key checks are planned: values for the settings `keyCheckSettings` writes into its select list. */
+export type KeyCheckPlans = {
+  keyChecks: 'force_custom_plan' | 'auto'
+  seqScans: 'on' | 'off'
+}
 
 /**
- * Runs `insert`, a statement inserting `rows` rows, as described above; it sets the plan mode it is given in its
- * select list, which decides how the checks run as the statement ends are planned. The settings travel with the
- * statement, without waiting for their answers: the connection runs statements in the order they are sent.
+ * The select-list items that end an insert run by `insertPlanned`: the settings its key checks, which run as the
+ * statement ends, are planned under.
  */
-export async function insertPlanned<T>(tx: Tx, rows: number, insert: (keyChecks: KeyCheckPlans) => PromiseLike<T>): Promise<T> {
-  if (rows > FEW_ROWS) {
+export const keyCheckSettings = (p: Placeholders<KeyCheckPlans>) =>
+  sql`set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode, set_config('enable_seqscan', ${p.seqScans}, true) as seq_scans`
+
+/**
+ * Runs `insert`, a statement inserting `rows` rows, as described above (`byKey` for checks only it runs); it ends its
+ * select list with `keyCheckSettings` of the values it is given. The settings around it travel with the statement,
+ * without waiting for their answers: the connection runs statements in the order they are sent.
+ */
+export async function insertPlanned<T>(tx: Tx, rows: number, insert: (plans: KeyCheckPlans) => PromiseLike<T>, byKey = false): Promise<T> {
+  const few = rows <= FEW_ROWS
+  if (!few && !byKey) {
     await tx.execute(sql`discard plans`)
-    return insert('auto')
+    return insert({ keyChecks: 'auto', seqScans: 'on' })
   }
-  const [, inserted] = await Promise.all([PLAN_MODE(tx, { mode: 'force_generic_plan' }), insert('force_custom_plan'), PLAN_MODE(tx, { mode: 'auto' })])
+  const plans: KeyCheckPlans = byKey ? { keyChecks: 'auto', seqScans: 'off' } : { keyChecks: 'force_custom_plan', seqScans: 'on' }
+  const [, inserted] = await Promise.all([few ? PLAN_MODE(tx, { mode: 'force_generic_plan' }) : undefined, insert(plans), RESTORE_PLANS(tx, { mode: 'auto', seqScans: 'on' })])
   return inserted
 }
+
+/** The transaction's plan settings as they were before `insertPlanned`; values as parameters, so the session prepares it once. */
+const RESTORE_PLANS = fixedStatement<{ mode: 'auto'; seqScans: 'on' }>(
+  (p) => sql`select set_config('plan_cache_mode', ${p.mode}::text, true), set_config('enable_seqscan', ${p.seqScans}::text, true)`,
+)
 
 /** With its value as a parameter, so the session prepares it once instead of parsing and planning it every time. */
 const PLAN_MODE = fixedStatement<{ mode: 'force_generic_plan' | 'auto' }>((p) => sql`select set_config('plan_cache_mode', ${p.mode}::text, true)`)

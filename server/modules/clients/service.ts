@@ -8,7 +8,7 @@ import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
-import { confirmHeld, drawnIds, insertPlanned, type Credential, type KeyCheckPlans } from '../../lib/write'
+import { confirmHeld, drawnIds, insertPlanned, type Credential, keyCheckSettings, type KeyCheckPlans } from '../../lib/write'
 
 type ClientRow = typeof clients.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -201,8 +201,7 @@ const INSERT_CLIENTS = fixedStatement<{
   currencies: string
   linkClients: string
   linkTags: string
-  keyChecks: KeyCheckPlans
-}>(
+} & KeyCheckPlans>(
   (p) => sql`${drawnIds('clients', p.count)}, inserted as (
       insert into clients (id, company_id, name, description, type)
       select ids.id, ${p.companyId}::int, u.name, u.description, u.type
@@ -228,7 +227,7 @@ const INSERT_CLIENTS = fixedStatement<{
     select coalesce((select json_agg(inserted order by inserted.id) from inserted), '[]') as clients,
       coalesce((select json_agg(opened order by opened.id) from opened), '[]') as accounts,
       coalesce((select json_agg(linked order by linked.id) from linked), '[]') as links,
-      set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
+      ${keyCheckSettings(p)}`,
 )
 
 /**
@@ -262,7 +261,7 @@ async function insertClients(
     accounts: (Omit<ReturnType<typeof accountDto>, 'balance'> & { balance: string })[]
     links: { id: number; client_id: number; tag_id: number; created_at: string }[]
   }>(
-    await insertPlanned(tx, inputs.length + opened.length + links.length, (keyChecks) =>
+    await insertPlanned(tx, inputs.length + opened.length + links.length, (plans) =>
       INSERT_CLIENTS(tx, {
         count: inputs.length,
         companyId,
@@ -274,7 +273,7 @@ async function insertClients(
         currencies: arrayLiteral(opened.map((a) => a.currency)),
         linkClients: arrayLiteral(links.map((l) => l.client)),
         linkTags: arrayLiteral(links.map((l) => l.tagId)),
-        keyChecks,
+        ...plans,
       }),
     ),
   )

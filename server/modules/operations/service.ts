@@ -10,7 +10,7 @@ import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { drawnIds, insertPlanned, type KeyCheckPlans } from '../../lib/write'
+import { drawnIds, insertPlanned, keyCheckSettings, type KeyCheckPlans } from '../../lib/write'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -351,8 +351,7 @@ const INSERT_OPERATIONS = fixedStatement<{
   legTypes: string
   legCommissions: string
   legDescriptions: string
-  keyChecks: KeyCheckPlans
-}>(
+} & KeyCheckPlans>(
   (p) => sql`${drawnIds('operations', p.count)}, ops as (
       insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
       select ids.id, ${p.companyId}::int, u.type_id, u.client_id, u.cost_center_id, u.description,
@@ -378,7 +377,7 @@ const INSERT_OPERATIONS = fixedStatement<{
       returning ${TRANSACTION_COLUMNS}
     )
     select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
-      set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
+      ${keyCheckSettings(p)}`,
 )
 
 type InsertedOperation = Omit<OperationDto, 'transactions' | 'attachments'>
@@ -397,7 +396,7 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
   const companyId = caller.companyId
   const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: i + 1, t, amount: p.amounts[j], status: p.status })))
   const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
-    await insertPlanned(tx, items.length + legs.length, (keyChecks) =>
+    await insertPlanned(tx, items.length + legs.length, (plans) =>
       INSERT_OPERATIONS(tx, {
         count: items.length,
         companyId,
@@ -416,8 +415,10 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
         legTypes: arrayLiteral(legs.map((l) => l.t.transaction_type_id ?? null)),
         legCommissions: arrayLiteral(legs.map((l) => (l.t.transaction_type_id != null ? refs.txTypes.get(l.t.transaction_type_id)!.is_commission : false))),
         legDescriptions: arrayLiteral(legs.map((l) => l.t.description ?? '')),
-        keyChecks,
+        ...plans,
       }),
+      // No other statement inserts operations or transactions or changes their keys: their checks go by key.
+      true,
     ),
   )
   const ops = inserted.ops
