@@ -8,6 +8,9 @@
  * - `approve`: `POST /api/operations/{id}/approve` of two-leg operations over BENCH_ACCOUNTS accounts;
  * - `replay`: the same approval's statements, captured from one real request, replayed by postgres.js;
  * - `create`: `POST /api/operations` of three legs over the same accounts;
+ * - `create-replay`: that create's statements, captured from one real request, replayed, each time over three random
+ *   accounts as the route's requests are (the same three for every replay would queue them all on those rows' locks);
+ * - `create-sql`: the plain SQL of `bench/write.ts`'s ceiling for it (tenant settings, two inserts, the outbox row);
  * - `client`: `POST /api/clients` with two accounts;
  * - `tags`: `GET /api/tags`, the route policy and one small read;
  * - `health`: `GET /health`, the HTTP server alone.
@@ -24,7 +27,7 @@ import { CONCURRENCY, httpApprove, sharedAccounts, twoLegOps } from '../lib/appr
 
 const SECONDS = envNumber('BENCH_SECONDS', 10)
 const ACCOUNTS = envNumber('BENCH_ACCOUNTS', 10_000)
-const CASES = ['approve', 'replay', 'create', 'client', 'tags', 'health'] as const
+const CASES = ['approve', 'replay', 'create', 'create-replay', 'create-sql', 'client', 'tags', 'health'] as const
 type Case = (typeof CASES)[number]
 
 /** `cpuMs` over every Postgres process (backends, WAL writer, checkpointer…). */
@@ -65,13 +68,11 @@ try {
     await res.arrayBuffer()
     if (res.status !== expected) tally.errors++
   }
+  const legs = () => [{ account_id: account(), amount: '100' }, { account_id: account(), amount: '-60' }, { account_id: account(), amount: '-40' }]
   const create = () =>
     send('/api/operations', {
       method: 'POST',
-      body: JSON.stringify({
-        operation_type_id: accounts.typeId,
-        transactions: [{ account_id: account(), amount: '100' }, { account_id: account(), amount: '-60' }, { account_id: account(), amount: '-40' }],
-      }),
+      body: JSON.stringify({ operation_type_id: accounts.typeId, transactions: legs() }),
     }, 201)
   // An operation whose id is not also the company's: the replay swaps the captured id for each operation's.
   const captured = (await ops(2)).find((id) => id !== server.companyId)!
@@ -79,11 +80,45 @@ try {
   const replayed = (id: number) =>
     replay(replaying, aboutOperation(statements, captured, id))
   const range = async (n: number) => Array.from({ length: n }, (_, i) => i)
+  // Captured over the first three accounts; each replay swaps them for three random ones, in the order of the legs
+  // and, where the references are read, in ascending order as the route sends them.
+  const captureLegs = [accounts.low, accounts.low + 1, accounts.low + 2]
+  const createStatements = wanted.includes('create-replay')
+    ? await captureRoute(db.url, '/api/operations', server.key, {
+        method: 'POST',
+        body: { operation_type_id: accounts.typeId, transactions: captureLegs.map((account_id, i) => ({ ...legs()[i], account_id })) },
+      })
+    : []
+  const capturedLegs = `{${captureLegs.join(',')}}`
+  const replayedCreate = () => {
+    const picked = [account(), account(), account()]
+    const ascending = `{${[...new Set(picked)].sort((a, b) => a - b).join(',')}}`
+    return replay(
+      replaying,
+      createStatements.map(([text, params]) => [
+        text,
+        params.map((p) => (p === capturedLegs ? (text.includes('operation_refs') ? ascending : `{${picked.join(',')}}`) : p)),
+      ]),
+    )
+  }
+  const createSql = () =>
+    direct.begin(async (tx) => {
+      await tx`select set_config('app.actor_email', '', true), set_config('app.channel', '', true), set_config('app.channel_detail', '', true),
+        set_config('app.company_id', ${String(accounts.companyId)}, true), set_config('transaction_read_only', 'off', true), set_config('role', 'fos_app', true)`
+      const [op] = await tx`insert into operations (company_id, operation_type_id, status) values (${accounts.companyId}, ${accounts.typeId}, 'pending') returning *`
+      const transactions = await tx`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
+        values (${accounts.companyId}, ${op.id}, ${account()}, 'ARS', 100, 'pending'), (${accounts.companyId}, ${op.id}, ${account()}, 'ARS', -60, 'pending'),
+               (${accounts.companyId}, ${op.id}, ${account()}, 'ARS', -40, 'pending') returning *`
+      await tx`insert into events (company_id, type, object_kind, object_id, data)
+        values (${accounts.companyId}, 'operation.created', 'operation', ${op.id}, ${tx.json({ object: { ...op, transactions, attachments: [] } } as never)})`
+    })
   /** Each case: the ids of `n` requests (operations to approve, made beforehand) and one request. */
   const cases: Record<Case, { ids: (n: number) => Promise<number[]>; most: number; fn: (id: number) => Promise<unknown> }> = {
     approve: { ids: ops, most: 20_000, fn: approve },
     replay: { ids: ops, most: 30_000, fn: replayed },
     create: { ids: range, most: 20_000, fn: create },
+    'create-replay': { ids: range, most: 30_000, fn: replayedCreate },
+    'create-sql': { ids: range, most: 30_000, fn: createSql },
     client: {
       ids: range,
       most: 20_000,
