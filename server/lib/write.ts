@@ -181,9 +181,10 @@ export const keyCheckSettings = (p: Placeholders<KeyCheckPlans>) =>
   sql`set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode, set_config('enable_seqscan', ${p.seqScans}, true) as seq_scans`
 
 /**
- * Runs `insert`, a statement inserting `rows` rows, as described above (`byKey` for checks only it runs); it ends its
- * select list with `keyCheckSettings` of the values it is given. The settings around it travel with the statement,
- * without waiting for their answers: the connection runs statements in the order they are sent.
+ * Runs `insert`, a statement inserting `rows` rows, as described above (`byKey` for checks only it runs, and then the
+ * statement itself, which may read tables by key, is planned with sequential scans off too); it ends its select list
+ * with `keyCheckSettings` of the values it is given. The settings around it travel with the statement, without
+ * waiting for their answers: the connection runs statements in the order they are sent.
  */
 export async function insertPlanned<T>(tx: Tx, rows: number, insert: (plans: KeyCheckPlans) => PromiseLike<T>, byKey = false): Promise<T> {
   const few = rows <= FEW_ROWS
@@ -192,17 +193,18 @@ export async function insertPlanned<T>(tx: Tx, rows: number, insert: (plans: Key
     return insert({ keyChecks: 'auto', seqScans: 'on' })
   }
   const plans: KeyCheckPlans = byKey ? { keyChecks: 'auto', seqScans: 'off' } : { keyChecks: 'force_custom_plan', seqScans: 'on' }
-  const [, inserted] = await Promise.all([few ? PLAN_MODE(tx, { mode: 'force_generic_plan' }) : undefined, insert(plans), RESTORE_PLANS(tx, { mode: 'auto', seqScans: 'on' })])
+  const [, inserted] = await Promise.all([
+    PLAN_SETTINGS(tx, { mode: few ? 'force_generic_plan' : 'auto', seqScans: plans.seqScans }),
+    insert(plans),
+    PLAN_SETTINGS(tx, { mode: 'auto', seqScans: 'on' }),
+  ])
   return inserted
 }
 
-/** The transaction's plan settings as they were before `insertPlanned`; values as parameters, so the session prepares it once. */
-const RESTORE_PLANS = fixedStatement<{ mode: 'auto'; seqScans: 'on' }>(
+/** The plan settings around `insertPlanned`'s statement; values as parameters, so the session prepares it once. */
+const PLAN_SETTINGS = fixedStatement<{ mode: 'force_generic_plan' | 'auto'; seqScans: 'on' | 'off' }>(
   (p) => sql`select set_config('plan_cache_mode', ${p.mode}::text, true), set_config('enable_seqscan', ${p.seqScans}::text, true)`,
 )
-
-/** With its value as a parameter, so the session prepares it once instead of parsing and planning it every time. */
-const PLAN_MODE = fixedStatement<{ mode: 'force_generic_plan' | 'auto' }>((p) => sql`select set_config('plan_cache_mode', ${p.mode}::text, true)`)
 
 /** Marks the rest of an open write as made by a bot tool run, for the audit trail. */
 export async function setAuditChannel(tx: Tx, channel: string, detail: unknown) {

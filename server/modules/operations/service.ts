@@ -442,6 +442,11 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
       where a.id = d.id`)
   }
 
+  return announceCreated(tx, companyId, ops, txRows)
+}
+
+/** Inserted operations as the create answers them (what their GET returns), each announced. */
+async function announceCreated(tx: Tx, companyId: number, ops: InsertedOperation[], txRows: InsertedTransaction[]): Promise<OperationDto[]> {
   const byOp = groupBy(txRows, (t) => t.operation_id)
   const created: OperationDto[] = ops.map((op) => ({
     ...op,
@@ -454,6 +459,105 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
 }
 
 /**
+ * One pending operation checked and inserted by a single statement, the checks `prepare` makes written as the
+ * statement's condition: its operation type, client and cost center, and each leg's account (with a live client) and
+ * transaction type, are the company's, and a client-scoped caller can see the operation. Every table is read by
+ * primary key. When any check fails nothing is inserted (an id is drawn only when all pass), and the create reads its
+ * references to say exactly what (`createOperation`). No account is locked first: the foreign-key checks take the
+ * only lock a pending operation needs (`for key share`), which conflicts with no lock any ledger write takes, so
+ * their order cannot deadlock.
+ */
+const INSERT_CHECKED = fixedStatement<
+  {
+    companyId: number
+    createdBy: number | null
+    type: number
+    client: number | null
+    costCenter: number | null
+    description: string
+    day: string | null
+    scope: string | null
+    legAccounts: string
+    legAmounts: string
+    legTypes: string
+    legDescriptions: string
+  } & KeyCheckPlans
+>(
+  // Each leg's lookups are subqueries of their own (`limit 1` keeps the planner from folding them into a join), so a
+  // plan made while the tables were small still probes the primary keys once per leg and never scans a table whole.
+  (p) => sql`with legs as materialized (
+      select u.n, u.account_id, u.amount, u.type_id, u.description, a.currency_name, a.client_id, coalesce(tt.is_commission, false) as is_commission,
+        coalesce(a.live, false) and (u.type_id is null or tt.id is not null) as known
+      from unnest(${p.legAccounts}::int[], ${p.legAmounts}::numeric[], ${p.legTypes}::int[], ${p.legDescriptions}::text[])
+        with ordinality as u(account_id, amount, type_id, description, n)
+      left join lateral (
+        select a.currency_name, a.client_id,
+          exists (select from clients c where c.id = a.client_id and c.company_id = ${p.companyId}::int and c.deleted_at is null) as live
+        from accounts a where a.id = u.account_id and a.company_id = ${p.companyId}::int limit 1) a on true
+      left join lateral (
+        select tt.id, tt.is_commission from transaction_types tt where tt.id = u.type_id and tt.company_id = ${p.companyId}::int limit 1) tt on true
+    ), ids as materialized (
+      select nextval('operations_id_seq'::regclass)::int as id
+      where (select bool_and(l.known) from legs l)
+        and exists (select from operation_types t where t.id = ${p.type}::int and t.company_id = ${p.companyId}::int)
+        and (${p.client}::int is null
+             or exists (select from clients c where c.id = ${p.client}::int and c.company_id = ${p.companyId}::int and c.deleted_at is null))
+        and (${p.costCenter}::int is null
+             or exists (select from cost_centers cc where cc.id = ${p.costCenter}::int and cc.company_id = ${p.companyId}::int))
+        and (${p.scope}::int[] is null or ${p.client}::int = any (${p.scope}::int[])
+             or exists (select from legs l where l.client_id = any (${p.scope}::int[])))
+    ), ops as (
+      insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
+      select ids.id, ${p.companyId}::int, ${p.type}::int, ${p.client}::int, ${p.costCenter}::int, ${p.description}::text,
+        coalesce(case when ${p.day}::text ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+                      then ${p.day}::text::date::timestamp at time zone (select timezone from companies where id = ${p.companyId}::int)
+                      else ${p.day}::text::timestamptz end, now()),
+        'pending', ${p.createdBy}::int
+      from ids
+      returning ${OPERATION_COLUMNS}
+    ), txs as (
+      insert into transactions (company_id, operation_id, account_id, currency, amount, status, transaction_type_id, is_commission, description)
+      select ${p.companyId}::int, ids.id, l.account_id, l.currency_name, l.amount, 'pending', l.type_id, l.is_commission, l.description
+      from ids cross join legs l
+      order by l.n
+      returning ${TRANSACTION_COLUMNS}
+    )
+    select coalesce((select json_agg(ops) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
+      ${keyCheckSettings(p)}`,
+)
+
+/** `INSERT_CHECKED` for one pending operation: the created operation, announced, or null when a check failed. */
+async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput, amounts: string[]): Promise<OperationDto | null> {
+  const scope = clientScope(caller)
+  const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
+    await insertPlanned(
+      tx,
+      1 + amounts.length,
+      (plans) =>
+        INSERT_CHECKED(tx, {
+          companyId: caller.companyId,
+          createdBy: caller.employee?.id ?? null,
+          type: input.operation_type_id,
+          client: input.client_id ?? null,
+          costCenter: input.cost_center_id ?? null,
+          description: input.description ?? '',
+          day: input.date ?? null,
+          scope: scope ? arrayLiteral(scope) : null,
+          legAccounts: arrayLiteral(input.transactions.map((t) => t.account_id)),
+          legAmounts: arrayLiteral(amounts),
+          legTypes: arrayLiteral(input.transactions.map((t) => t.transaction_type_id ?? null)),
+          legDescriptions: arrayLiteral(input.transactions.map((t) => t.description ?? '')),
+          ...plans,
+        }),
+      true,
+    ),
+  )
+  if (inserted.ops.length === 0) return null
+  const [created] = await announceCreated(tx, caller.companyId, inserted.ops, inserted.txs)
+  return created
+}
+
+/**
  * Creates an operation and its transactions in the caller's transaction. With `status: completed` the
  * balances move at once, exactly as an approval would. A client-scoped employee may only create an
  * operation they will be able to see (its client, or an account it moves, is in their scope): else 403.
@@ -461,6 +565,12 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
 export async function createOperation(tx: Tx, caller: Caller, input: CreateOperationInput): Promise<OperationDto> {
   // Amounts first: a bad one is answered before any account is locked.
   const amounts = amountsOf(input)
+  // A pending operation is checked by the statement that inserts it; only when a check fails are its references read,
+  // to answer what `prepare` finds wrong (or, should a reference have changed in between, to insert it this way).
+  if ((input.status ?? 'pending') === 'pending') {
+    const created = await insertChecked(tx, caller, input, amounts)
+    if (created) return created
+  }
   const refs = await loadRefs(tx, caller.companyId, [input])
   const [dto] = await insertOperations(tx, caller, [prepare(caller, input, refs, amounts)], refs)
   return dto
