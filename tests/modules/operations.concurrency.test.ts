@@ -46,6 +46,28 @@ describe('operations under concurrency', () => {
     expect(await balanceOf(t, s.cli.accounts[0])).toBe('-250.125000')
   })
 
+  postgresTest('pending creates over a client\'s accounts in descending order racing its deletion: each answers, none deadlocks', async () => {
+    const t = await testApp()
+    const s = await ledgerSetup(t)
+    for (let round = 0; round < 10; round++) {
+      const victim = await seedClient(t, s.c, { currencies: ['ARS', 'USD', 'EUR'], name: `Baja ${round}` })
+      const [a, b, c] = victim.accounts
+      // Legs that go against the ascending order a client deletion locks the accounts in.
+      const legs = [{ account_id: c, amount: '1' }, { account_id: b, amount: '2' }, { account_id: a, amount: '-3' }]
+      const replies = await Promise.all([
+        ...Array.from({ length: 4 }, () => t.request('POST', '/api/operations', { key: s.c.key, body: { operation_type_id: s.typeId, transactions: legs } })),
+        t.request('DELETE', `/api/clients/${victim.id}`, { key: s.c.key }),
+        ...Array.from({ length: 4 }, () => t.request('POST', '/api/operations', { key: s.c.key, body: { operation_type_id: s.typeId, transactions: legs } })),
+      ])
+      const deleted = replies[4]
+      expect(deleted.status).toBe(200)
+      for (const r of [...replies.slice(0, 4), ...replies.slice(5)]) {
+        expect([201, 422]).toContain(r.status)
+        if (r.status === 422) expect(r.body.code).toBe('UNKNOWN_ACCOUNT')
+      }
+    }
+  })
+
   postgresTest('two concurrent creates with one Idempotency-Key make one operation', async () => {
     const t = await testApp()
     const s = await ledgerSetup(t)

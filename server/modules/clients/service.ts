@@ -350,10 +350,17 @@ export async function updateClient(tx: Tx, caller: Caller, id: number, input: { 
 /**
  * Soft delete, refused while money sits on any account. The accounts are locked first, so a movement
  * committing at the same moment either lands before the check (and blocks it) or waits behind the delete.
+ * Locked as the ledger locks them (ascending ids, `for no key update`, server/modules/operations/service.ts): the
+ * lock a balance update takes, and none that a new transaction's foreign-key check (`for key share`) waits for.
  */
 export async function deleteClient(tx: Tx, caller: Caller, id: number) {
   const [last] = await withChildren(tx, [await clientRow(tx, caller, id, true)])
-  const accs = await tx.select({ id: accounts.id, balance: accounts.balance }).from(accounts).where(eq(accounts.clientId, id)).for('update')
+  const accs = await tx
+    .select({ id: accounts.id, balance: accounts.balance })
+    .from(accounts)
+    .where(eq(accounts.clientId, id))
+    .orderBy(asc(accounts.id))
+    .for('no key update')
   const open = accs.filter((a) => !dec(a.balance).isZero())
   if (open.length)
     throw new ApiError(409, 'BALANCE_NOT_ZERO', 'The client has accounts with a balance other than zero', open.map((a) => ({ field: 'accounts', message: `account ${a.id} balance ${a.balance}` })))
