@@ -282,11 +282,11 @@ describe.each([
 })
 
 /*
- * A session keeps its plan of each key check for its whole life once the plan turns generic, and the ledger's insert
- * keeps those plans (server/lib/write.ts): they must go by the primary key even when the session made them while the
- * tables were nearly empty and analysed as such, a new database's first operations, and the tables grew afterwards.
+ * A session keeps its plan of each key check for its whole life once the plan turns generic, and the inserts keep
+ * those plans (server/lib/write.ts): they must go by the primary key even when the session made them while the tables
+ * were nearly empty and analysed as such, a new database's first operations and clients, and the tables grew afterwards.
  */
-postgresTest('the ledger key checks a session keeps from nearly empty tables still go by key once the tables grow', async () => {
+postgresTest('the key checks a session keeps from nearly empty tables still go by key once the tables grow', async () => {
   const keptName = `${name}_kept`
   await admin.unsafe(`create database ${keptName}`)
   const url = new URL(ADMIN_URL)
@@ -303,8 +303,24 @@ postgresTest('the ledger key checks a session keeps from nearly empty tables sti
       const legs = [{ account_id: a, amount: '100' }, { account_id: b, amount: '-60' }, { account_id: c, amount: '-40' }]
       return call('POST', '/api/operations', key, { operation_type_id: t.typeId, transactions: legs }, session.app)
     }
-    // Past the switch to generic plans, on tables of a page each.
+    const [{ id: tagId }] = await smallOwner`insert into tags (company_id, name, color) values (${companyId}, 'vip', '#aa0000') returning id`
+    let n = 0
+    const onboard = async () => {
+      const client = await call('POST', '/api/clients', key, { name: `Alta ${n++}`, type: 1, accounts: [{ currency_name: 'ARS' }] }, session.app)
+      await call('POST', `/api/clients/${client.id}/accounts`, key, { currency_name: 'USD' }, session.app)
+      await call('POST', `/api/clients/${client.id}/tags`, key, { tag_id: tagId }, session.app)
+    }
+    // Past the switch to generic plans, on tables of a page each; the single account and tag inserts first, so they
+    // are the ones to make the plans of the checks they share with client creates.
     for (let i = 0; i < REPEAT; i++) await create()
+    const first = t.clientIds[0]
+    const more = await smallOwner`insert into tags (company_id, name, color)
+      select ${companyId}, 'etiqueta ' || g, '#00aa00' from generate_series(1, ${REPEAT}) g returning id`
+    for (const [i, currency] of ['EUR', 'BRL', 'UYU', 'CLP', 'PYG', 'BOB', 'PEN'].entries()) {
+      await call('POST', `/api/clients/${first}/accounts`, key, { currency_name: currency }, session.app)
+      await call('POST', `/api/clients/${first}/tags`, key, { tag_id: more[i].id }, session.app)
+    }
+    for (let i = 0; i < REPEAT; i++) await onboard()
     await smallOwner.begin(async (tx) => {
       await tx`set local session_replication_role = replica`
       await tx`insert into clients (company_id, name, type) select ${companyId}, 'Crece ' || g, 1 from generate_series(1, 10000) g`
@@ -316,6 +332,12 @@ postgresTest('the ledger key checks a session keeps from nearly empty tables sti
     const checks = plans.filter((p) => /^SELECT 1 FROM ONLY "public"\."(accounts|operations)"/.test(p.text))
     expect(checks.length).toBeGreaterThanOrEqual(REPEAT * 6)
     expectLookups(plans, 'create after the tables grew')
+    // A client's accounts (two) and its tag link check the client's key: 10,000 more clients since the plans were made.
+    // Only the key checks are held to it here: the session's other prepared statements keep their generic plans as
+    // well until an ANALYZE, which autovacuum makes as a table grows and this database is kept from making.
+    const keyChecks = (await explained(onboard)).filter((p) => /^SELECT 1 FROM ONLY "public"\."clients"/.test(p.text))
+    expect(keyChecks.length).toBeGreaterThanOrEqual(REPEAT * 3)
+    expectLookups(keyChecks, 'the key checks of a client, its account and its tag after the tables grew')
   } finally {
     await session.client.end({ timeout: 5 })
     await smallOwner.end({ timeout: 5 })

@@ -1,7 +1,7 @@
 import { and, eq, sql, type Placeholder } from 'drizzle-orm'
 import { idempotencyKeys } from '../../db/schema'
 import { rowsOf, type Db, type Tx } from '../../db/client'
-import { fixedStatement, type Placeholders } from '../../db/statement'
+import { fixedStatement } from '../../db/statement'
 import { keyHolds, type Caller } from '../access/caller'
 import type { AppContext } from '../context'
 import { Admission } from './admission'
@@ -132,31 +132,26 @@ export const write = <T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promis
   tenantTx(app, caller, 'write', fn, opts)
 
 /*
- * Plans of a statement inserting rows from arrays bound as parameters, and of the foreign-key checks it runs.
+ * Plans of a statement inserting rows, and of the foreign-key checks it runs.
  *
- * The statement itself: planned with its parameters, it knows how many rows each array holds, so that plan always
- * looks cheaper than the generic one and Postgres planned it afresh on every single create (0.2 ms, a fifth of its
- * execution). Its plan does not depend on the tenant (it reads no table but by key), so for a few rows it is
- * planned once per session, generically; many rows get a plan for their number.
+ * The statement itself: planned with its parameters, an insert from arrays knows how many rows each array holds, so
+ * that plan always looks cheaper than the generic one and Postgres planned it afresh on every single create (0.2 ms,
+ * a fifth of its execution). Its plan does not depend on the tenant (it reads tables by key alone), so for a few rows
+ * it is planned once per session, generically; many rows get a plan for their number.
  *
  * Its key checks: Postgres keeps each session's plan of a key check (`select 1 from operations where id = $1`) for
- * the life of the session, generic after its first five uses, until an ANALYZE of the table; a session whose first
- * checks met a nearly empty table (a new database, a tenant's first operations) keeps a sequential scan of that table
- * however large it grows, and every row inserted pays a scan of the whole table: a batch of 3,000 transactions spent
- * over a second in those checks alone. Two cures, by whether other statements run the same checks:
- * - Checks that only this insert ever runs (the ledger's: nothing else inserts operations or transactions, and no
- *   update changes their keys) are planned with sequential scans off. Every plan a session makes of them, the custom
- *   ones and the generic one it keeps, then goes by the primary key whatever size the table had, so the kept plans
- *   are safe and are kept: planning seven checks afresh cost an operation create about 80 µs of Postgres.
- *   tests/plans.test.ts makes a session's plans on nearly empty tables, grows the tables and checks the kept plans.
- * - Checks that other statements may also make plans of (clients: accounts and tag links are also inserted one at a
- *   time, under the usual settings) are planned afresh when a statement inserts a few rows (tens of microseconds
- *   each); before one inserting many, the session's cached plans are dropped, so each is made again once, for the
- *   tables as they are.
- * The rest of the write keeps cached plans.
+ * the life of the session, until an ANALYZE of the table; a session whose first checks met a nearly empty table (a
+ * new database, a tenant's first operations) kept a sequential scan of that table however large it grew, and every
+ * row inserted paid a scan of the whole table: a batch of 3,000 transactions spent over a second in those checks
+ * alone. Every statement that inserts rows with keys to check (the ledger's, clients, their accounts and tag links;
+ * none updates a key) runs through `insertPlanned`, with sequential scans off: every plan a session makes of those
+ * checks then goes by the primary key whatever size the table had, so the kept plans are safe and are used, where
+ * planning the seven checks of an operation create afresh cost it about 80 µs of Postgres. The statement's own plan
+ * is made under the same setting. tests/plans.test.ts makes a session's plans on nearly empty tables, grows the
+ * tables and checks what the kept plans read.
  */
 
-/** Rows one statement may insert with their key checks planned one by one; above it the session's plans are renewed. */
+/** Rows one statement may insert under a generic plan; above it the statement is planned for its number of rows. */
 const FEW_ROWS = 50
 
 /**
@@ -167,35 +162,14 @@ export const drawnIds = (table: 'clients' | 'operations', count: Placeholder) =>
     select n, nextval(pg_get_serial_sequence(${sql.raw(`'${table}'`)}, 'id'))::int as id from generate_series(1, ${count}::int) as n
   )`
 
-/** How the insert's key checks are planned: values for the settings `keyCheckSettings` writes into its select list. */
-export type KeyCheckPlans = {
-  keyChecks: 'force_custom_plan' | 'auto'
-  seqScans: 'on' | 'off'
-}
-
 /**
- * The select-list items that end an insert run by `insertPlanned`: the settings its key checks, which run as the
- * statement ends, are planned under.
+ * Runs `insert`, a statement inserting `rows` rows, as described above. The settings around it travel with the
+ * statement, without waiting for their answers: the connection runs statements in the order they are sent.
  */
-export const keyCheckSettings = (p: Placeholders<KeyCheckPlans>) =>
-  sql`set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode, set_config('enable_seqscan', ${p.seqScans}, true) as seq_scans`
-
-/**
- * Runs `insert`, a statement inserting `rows` rows, as described above (`byKey` for checks only it runs, and then the
- * statement itself, which may read tables by key, is planned with sequential scans off too); it ends its select list
- * with `keyCheckSettings` of the values it is given. The settings around it travel with the statement, without
- * waiting for their answers: the connection runs statements in the order they are sent.
- */
-export async function insertPlanned<T>(tx: Tx, rows: number, insert: (plans: KeyCheckPlans) => PromiseLike<T>, byKey = false): Promise<T> {
-  const few = rows <= FEW_ROWS
-  if (!few && !byKey) {
-    await tx.execute(sql`discard plans`)
-    return insert({ keyChecks: 'auto', seqScans: 'on' })
-  }
-  const plans: KeyCheckPlans = byKey ? { keyChecks: 'auto', seqScans: 'off' } : { keyChecks: 'force_custom_plan', seqScans: 'on' }
+export async function insertPlanned<T>(tx: Tx, rows: number, insert: () => PromiseLike<T>): Promise<T> {
   const [, inserted] = await Promise.all([
-    PLAN_SETTINGS(tx, { mode: few ? 'force_generic_plan' : 'auto', seqScans: plans.seqScans }),
-    insert(plans),
+    PLAN_SETTINGS(tx, { mode: rows <= FEW_ROWS ? 'force_generic_plan' : 'auto', seqScans: 'off' }),
+    insert(),
     PLAN_SETTINGS(tx, { mode: 'auto', seqScans: 'on' }),
   ])
   return inserted

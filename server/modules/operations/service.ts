@@ -10,7 +10,7 @@ import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { drawnIds, insertPlanned, keyCheckSettings, type KeyCheckPlans } from '../../lib/write'
+import { drawnIds, insertPlanned } from '../../lib/write'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -351,7 +351,7 @@ const INSERT_OPERATIONS = fixedStatement<{
   legTypes: string
   legCommissions: string
   legDescriptions: string
-} & KeyCheckPlans>(
+}>(
   (p) => sql`${drawnIds('operations', p.count)}, ops as (
       insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
       select ids.id, ${p.companyId}::int, u.type_id, u.client_id, u.cost_center_id, u.description,
@@ -376,8 +376,7 @@ const INSERT_OPERATIONS = fixedStatement<{
       order by u.n
       returning ${TRANSACTION_COLUMNS}
     )
-    select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
-      ${keyCheckSettings(p)}`,
+    select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs`,
 )
 
 type InsertedOperation = Omit<OperationDto, 'transactions' | 'attachments'>
@@ -396,7 +395,7 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
   const companyId = caller.companyId
   const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: i + 1, t, amount: p.amounts[j], status: p.status })))
   const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
-    await insertPlanned(tx, items.length + legs.length, (plans) =>
+    await insertPlanned(tx, items.length + legs.length, () =>
       INSERT_OPERATIONS(tx, {
         count: items.length,
         companyId,
@@ -415,10 +414,7 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
         legTypes: arrayLiteral(legs.map((l) => l.t.transaction_type_id ?? null)),
         legCommissions: arrayLiteral(legs.map((l) => (l.t.transaction_type_id != null ? refs.txTypes.get(l.t.transaction_type_id)!.is_commission : false))),
         legDescriptions: arrayLiteral(legs.map((l) => l.t.description ?? '')),
-        ...plans,
       }),
-      // No other statement inserts operations or transactions or changes their keys: their checks go by key.
-      true,
     ),
   )
   const ops = inserted.ops
@@ -481,7 +477,7 @@ const INSERT_CHECKED = fixedStatement<
     legAmounts: string
     legTypes: string
     legDescriptions: string
-  } & KeyCheckPlans
+  }
 >(
   // Each leg's lookups are subqueries of their own (`limit 1` keeps the planner from folding them into a join), so a
   // plan made while the tables were small still probes the primary keys once per leg and never scans a table whole.
@@ -522,8 +518,7 @@ const INSERT_CHECKED = fixedStatement<
       order by l.n
       returning ${TRANSACTION_COLUMNS}
     )
-    select coalesce((select json_agg(ops) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
-      ${keyCheckSettings(p)}`,
+    select coalesce((select json_agg(ops) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs`,
 )
 
 /** `INSERT_CHECKED` for one pending operation: the created operation, announced, or null when a check failed. */
@@ -533,7 +528,7 @@ async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput
     await insertPlanned(
       tx,
       1 + amounts.length,
-      (plans) =>
+      () =>
         INSERT_CHECKED(tx, {
           companyId: caller.companyId,
           createdBy: caller.employee?.id ?? null,
@@ -547,9 +542,7 @@ async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput
           legAmounts: arrayLiteral(amounts),
           legTypes: arrayLiteral(input.transactions.map((t) => t.transaction_type_id ?? null)),
           legDescriptions: arrayLiteral(input.transactions.map((t) => t.description ?? '')),
-          ...plans,
         }),
-      true,
     ),
   )
   if (inserted.ops.length === 0) return null
