@@ -128,14 +128,12 @@ $$;
 -- operation types, cost centers and transaction types. Every lookup goes by primary key alone, the company checked on
 -- the rows by the caller, so a generic plan is right for any tenant and any number of ids; one made for the ids at
 -- hand always looks the cheaper, and sent as a statement of its own it was planned afresh at every create (0.28 ms,
--- more than its execution), hence the function and its plan_cache_mode. Planned with sequential scans off: the
--- session keeps that plan until the next ANALYZE, and one made while the tables were nearly empty (a new database's
--- first creates) read every account of the company at each create once they had grown (tests/plans.test.ts). No row
--- it reads is written here, so no foreign-key check runs under those settings.
+-- more than its execution), hence the function and its plan_cache_mode. No row it reads is written here, so no
+-- foreign-key check runs under that setting.
 CREATE OR REPLACE FUNCTION operation_refs(account_ids integer[], client_ids integer[], type_ids integer[],
                                           cost_center_ids integer[], tx_type_ids integer[], exclusive boolean)
 RETURNS json
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   locked json;
   owners integer[];

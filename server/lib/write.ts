@@ -136,22 +136,20 @@ export const write = <T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promis
  *
  * The statement itself: planned with its parameters, an insert from arrays knows how many rows each array holds, so
  * that plan always looks cheaper than the generic one and Postgres planned it afresh on every single create (0.2 ms,
- * a fifth of its execution). Its plan does not depend on the tenant (it reads tables by key alone), so for a few rows
- * it is planned once per session, generically; many rows get a plan for their number.
+ * a fifth of its execution). Its plan does not depend on the tenant (it reads tables by id alone), so for a few rows
+ * it is planned once per session, generically, with sequential scans off; many rows get a plan for their number.
  *
  * Its key checks: Postgres keeps each session's plan of a key check (`select 1 from operations where id = $1`) for
- * the life of the session, until an ANALYZE of the table; a session whose first checks met a nearly empty table (a
- * new database, a tenant's first operations) kept a sequential scan of that table however large it grew, and every
- * row inserted paid a scan of the whole table: a batch of 3,000 transactions spent over a second in those checks
- * alone. Every statement that inserts rows with keys to check (the ledger's, clients, their accounts and tag links;
- * none updates a key) runs through `insertPlanned`, with sequential scans off: every plan a session makes of those
- * checks then goes by the primary key whatever size the table had, so the kept plans are safe and are used, where
- * planning the seven checks of an operation create afresh cost it about 80 µs of Postgres. The statement's own plan
- * is made under the same setting. tests/plans.test.ts makes a session's plans on nearly empty tables, grows the
- * tables and checks what the kept plans read.
+ * the life of the session, generic after its first five uses, until an ANALYZE of the table. A plan made while the
+ * table was nearly empty (a new database, a tenant's first operations) is any scan at all, since all cost the same:
+ * a sequential scan, or with those off another index that holds `id` behind its leading column, which walks the whole
+ * index at every check once the table has grown (52 pages per check at 10,000 operations, tests/plans.test.ts). So a
+ * statement inserting a few rows has its checks planned afresh, for the tables as they are (tens of microseconds
+ * each); before one inserting many, the session's cached plans are dropped, so each is made again once. The rest of
+ * the write keeps cached plans.
  */
 
-/** Rows one statement may insert under a generic plan; above it the statement is planned for its number of rows. */
+/** Rows one statement may insert with their key checks planned one by one; above it the session's plans are renewed. */
 const FEW_ROWS = 50
 
 /**
@@ -162,21 +160,36 @@ export const drawnIds = (table: 'clients' | 'operations', count: Placeholder) =>
     select n, nextval(pg_get_serial_sequence(${sql.raw(`'${table}'`)}, 'id'))::int as id from generate_series(1, ${count}::int) as n
   )`
 
+/** How the insert's key checks are planned: given to it to set in its select list (`set_config('plan_cache_mode', $n, true)`). */
+export type KeyCheckPlans = 'force_custom_plan' | 'auto'
+
 /**
- * Runs `insert`, a statement inserting `rows` rows, as described above. The settings around it travel with the
- * statement, without waiting for their answers: the connection runs statements in the order they are sent.
+ * Runs `insert`, a statement inserting `rows` rows, as described above; it sets the plan mode it is given in its
+ * select list, which decides how the checks run as the statement ends are planned. The settings around it travel
+ * with the statement, without waiting for their answers: the connection runs statements in the order they are sent.
  */
-export async function insertPlanned<T>(tx: Tx, rows: number, insert: () => PromiseLike<T>): Promise<T> {
+export async function insertPlanned<T>(tx: Tx, rows: number, insert: (keyChecks: KeyCheckPlans) => PromiseLike<T>): Promise<T> {
+  const few = rows <= FEW_ROWS
+  if (!few) await tx.execute(sql`discard plans`)
   const [, inserted] = await Promise.all([
-    PLAN_SETTINGS(tx, { mode: rows <= FEW_ROWS ? 'force_generic_plan' : 'auto', seqScans: 'off' }),
-    insert(),
+    PLAN_SETTINGS(tx, { mode: few ? 'force_generic_plan' : 'auto', seqScans: 'off' }),
+    insert(few ? 'force_custom_plan' : 'auto'),
     PLAN_SETTINGS(tx, { mode: 'auto', seqScans: 'on' }),
   ])
   return inserted
 }
 
-/** The plan settings around `insertPlanned`'s statement; values as parameters, so the session prepares it once. */
-const PLAN_SETTINGS = fixedStatement<{ mode: 'force_generic_plan' | 'auto'; seqScans: 'on' | 'off' }>(
+/**
+ * A single-row insert the query builder writes (a client's account, a tag link): planned afresh with its key checks,
+ * so that neither is a plan kept from when the tables were small.
+ */
+export async function insertOne<T>(tx: Tx, insert: PromiseLike<T>): Promise<T> {
+  const [, inserted] = await Promise.all([PLAN_SETTINGS(tx, { mode: 'force_custom_plan', seqScans: 'on' }), insert, PLAN_SETTINGS(tx, { mode: 'auto', seqScans: 'on' })])
+  return inserted
+}
+
+/** The plan settings around an insert; values as parameters, so the session prepares it once. */
+const PLAN_SETTINGS = fixedStatement<{ mode: 'force_generic_plan' | 'force_custom_plan' | 'auto'; seqScans: 'on' | 'off' }>(
   (p) => sql`select set_config('plan_cache_mode', ${p.mode}::text, true), set_config('enable_seqscan', ${p.seqScans}::text, true)`,
 )
 

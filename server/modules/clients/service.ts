@@ -8,7 +8,7 @@ import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
-import { confirmHeld, drawnIds, insertPlanned, type Credential } from '../../lib/write'
+import { confirmHeld, drawnIds, insertOne, insertPlanned, type Credential, type KeyCheckPlans } from '../../lib/write'
 
 type ClientRow = typeof clients.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -201,6 +201,7 @@ const INSERT_CLIENTS = fixedStatement<{
   currencies: string
   linkClients: string
   linkTags: string
+  keyChecks: KeyCheckPlans
 }>(
   (p) => sql`${drawnIds('clients', p.count)}, inserted as (
       insert into clients (id, company_id, name, description, type)
@@ -226,7 +227,8 @@ const INSERT_CLIENTS = fixedStatement<{
     )
     select coalesce((select json_agg(inserted order by inserted.id) from inserted), '[]') as clients,
       coalesce((select json_agg(opened order by opened.id) from opened), '[]') as accounts,
-      coalesce((select json_agg(linked order by linked.id) from linked), '[]') as links`,
+      coalesce((select json_agg(linked order by linked.id) from linked), '[]') as links,
+      set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
 )
 
 /**
@@ -260,7 +262,7 @@ async function insertClients(
     accounts: (Omit<ReturnType<typeof accountDto>, 'balance'> & { balance: string })[]
     links: { id: number; client_id: number; tag_id: number; created_at: string }[]
   }>(
-    await insertPlanned(tx, inputs.length + opened.length + links.length, () =>
+    await insertPlanned(tx, inputs.length + opened.length + links.length, (keyChecks) =>
       INSERT_CLIENTS(tx, {
         count: inputs.length,
         companyId,
@@ -272,6 +274,7 @@ async function insertClients(
         currencies: arrayLiteral(opened.map((a) => a.currency)),
         linkClients: arrayLiteral(links.map((l) => l.client)),
         linkTags: arrayLiteral(links.map((l) => l.tagId)),
+        keyChecks,
       }),
     ),
   )
@@ -370,7 +373,8 @@ export async function deleteClient(tx: Tx, caller: Caller, id: number) {
 
 export async function addAccount(tx: Tx, caller: Caller, clientId: number, input: { name?: string; currency_name: string }) {
   await clientRow(tx, caller, clientId, true)
-  const [row] = await insertPlanned(tx, 1, () =>
+  const [row] = await insertOne(
+    tx,
     tx
       .insert(accounts)
       .values({ companyId: caller.companyId, clientId, name: input.name ?? input.currency_name, currencyName: input.currency_name })
@@ -410,7 +414,7 @@ export async function attachTag(tx: Tx, caller: Caller, clientId: number, tagId:
   await clientRow(tx, caller, clientId, true)
   const [tag] = await tx.select().from(tags).where(and(eq(tags.id, tagId), eq(tags.companyId, caller.companyId)))
   if (!tag) throw unprocessable('UNKNOWN_TAG', 'Unknown tag', [{ field: 'tag_id', message: `unknown tag ${tagId}` }])
-  const [ct] = await insertPlanned(tx, 1, () => tx.insert(clientTags).values({ companyId: caller.companyId, clientId, tagId }).onConflictDoNothing().returning())
+  const [ct] = await insertOne(tx, tx.insert(clientTags).values({ companyId: caller.companyId, clientId, tagId }).onConflictDoNothing().returning())
   if (ct) await announceClient(tx, caller, 'client.updated', await getClient(tx, caller, clientId))
   return ct ? clientTagDto(ct, tag) : (await existingLink(tx, clientId, tagId))!
 }

@@ -10,7 +10,7 @@ import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { drawnIds, insertPlanned } from '../../lib/write'
+import { drawnIds, insertPlanned, type KeyCheckPlans } from '../../lib/write'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -351,6 +351,7 @@ const INSERT_OPERATIONS = fixedStatement<{
   legTypes: string
   legCommissions: string
   legDescriptions: string
+  keyChecks: KeyCheckPlans
 }>(
   (p) => sql`${drawnIds('operations', p.count)}, ops as (
       insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
@@ -376,7 +377,8 @@ const INSERT_OPERATIONS = fixedStatement<{
       order by u.n
       returning ${TRANSACTION_COLUMNS}
     )
-    select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs`,
+    select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
+      set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
 )
 
 type InsertedOperation = Omit<OperationDto, 'transactions' | 'attachments'>
@@ -395,7 +397,7 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
   const companyId = caller.companyId
   const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: i + 1, t, amount: p.amounts[j], status: p.status })))
   const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
-    await insertPlanned(tx, items.length + legs.length, () =>
+    await insertPlanned(tx, items.length + legs.length, (keyChecks) =>
       INSERT_OPERATIONS(tx, {
         count: items.length,
         companyId,
@@ -414,6 +416,7 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
         legTypes: arrayLiteral(legs.map((l) => l.t.transaction_type_id ?? null)),
         legCommissions: arrayLiteral(legs.map((l) => (l.t.transaction_type_id != null ? refs.txTypes.get(l.t.transaction_type_id)!.is_commission : false))),
         legDescriptions: arrayLiteral(legs.map((l) => l.t.description ?? '')),
+        keyChecks,
       }),
     ),
   )
@@ -477,29 +480,31 @@ const INSERT_CHECKED = fixedStatement<
     legAmounts: string
     legTypes: string
     legDescriptions: string
+    keyChecks: KeyCheckPlans
   }
 >(
-  // Each leg's lookups are subqueries of their own (`limit 1` keeps the planner from folding them into a join), so a
-  // plan made while the tables were small still probes the primary keys once per leg and never scans a table whole.
+  // Every lookup goes by id alone, the company compared on the row it finds (as loadRefs does): a company condition
+  // beside the id lets the planner start from a company index and walk the tenant's rows. Each leg's lookups are
+  // subqueries of their own (`limit 1` keeps the planner from folding them into a join), so a plan made while the
+  // tables were small still probes the primary keys once per leg and never scans a table whole.
   (p) => sql`with legs as materialized (
       select u.n, u.account_id, u.amount, u.type_id, u.description, a.currency_name, a.client_id, coalesce(tt.is_commission, false) as is_commission,
-        coalesce(a.live, false) and (u.type_id is null or tt.id is not null) as known
+        coalesce(a.company_id = ${p.companyId}::int and a.live, false) and (u.type_id is null or coalesce(tt.company_id = ${p.companyId}::int, false)) as known
       from unnest(${p.legAccounts}::int[], ${p.legAmounts}::numeric[], ${p.legTypes}::int[], ${p.legDescriptions}::text[])
         with ordinality as u(account_id, amount, type_id, description, n)
       left join lateral (
-        select a.currency_name, a.client_id,
-          exists (select from clients c where c.id = a.client_id and c.company_id = ${p.companyId}::int and c.deleted_at is null) as live
-        from accounts a where a.id = u.account_id and a.company_id = ${p.companyId}::int limit 1) a on true
-      left join lateral (
-        select tt.id, tt.is_commission from transaction_types tt where tt.id = u.type_id and tt.company_id = ${p.companyId}::int limit 1) tt on true
+        select a.currency_name, a.client_id, a.company_id,
+          (select c.company_id = ${p.companyId}::int and c.deleted_at is null from clients c where c.id = a.client_id) as live
+        from accounts a where a.id = u.account_id limit 1) a on true
+      left join lateral (select tt.company_id, tt.is_commission from transaction_types tt where tt.id = u.type_id limit 1) tt on true
     ), ids as materialized (
       select nextval('operations_id_seq'::regclass)::int as id
       where (select bool_and(l.known) from legs l)
-        and exists (select from operation_types t where t.id = ${p.type}::int and t.company_id = ${p.companyId}::int)
+        and coalesce((select t.company_id = ${p.companyId}::int from operation_types t where t.id = ${p.type}::int), false)
         and (${p.client}::int is null
-             or exists (select from clients c where c.id = ${p.client}::int and c.company_id = ${p.companyId}::int and c.deleted_at is null))
+             or coalesce((select c.company_id = ${p.companyId}::int and c.deleted_at is null from clients c where c.id = ${p.client}::int), false))
         and (${p.costCenter}::int is null
-             or exists (select from cost_centers cc where cc.id = ${p.costCenter}::int and cc.company_id = ${p.companyId}::int))
+             or coalesce((select cc.company_id = ${p.companyId}::int from cost_centers cc where cc.id = ${p.costCenter}::int), false))
         and (${p.scope}::int[] is null or ${p.client}::int = any (${p.scope}::int[])
              or exists (select from legs l where l.client_id = any (${p.scope}::int[])))
     ), ops as (
@@ -518,7 +523,8 @@ const INSERT_CHECKED = fixedStatement<
       order by l.n
       returning ${TRANSACTION_COLUMNS}
     )
-    select coalesce((select json_agg(ops) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs`,
+    select coalesce((select json_agg(ops) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
+      set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
 )
 
 /** `INSERT_CHECKED` for one pending operation: the created operation, announced, or null when a check failed. */
@@ -528,7 +534,7 @@ async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput
     await insertPlanned(
       tx,
       1 + amounts.length,
-      () =>
+      (keyChecks) =>
         INSERT_CHECKED(tx, {
           companyId: caller.companyId,
           createdBy: caller.employee?.id ?? null,
@@ -542,6 +548,7 @@ async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput
           legAmounts: arrayLiteral(amounts),
           legTypes: arrayLiteral(input.transactions.map((t) => t.transaction_type_id ?? null)),
           legDescriptions: arrayLiteral(input.transactions.map((t) => t.description ?? '')),
+          keyChecks,
         }),
     ),
   )
