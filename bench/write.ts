@@ -40,6 +40,7 @@ import { envNumber, envNumbers, figure, percentile, printFigures, rate, timed, t
 import { createBenchDatabase } from './lib/database'
 import { serveApp, spawnApp, type ServedApp } from './lib/app'
 import { freezeStatistics, newCompany, seedOthers, seedTenant } from './lib/tenants'
+import { asTenant, outbox, plainOperationCreate, type Event } from './lib/plain'
 
 const SIZES = envNumbers('BENCH_WRITE_SIZES', '5000,50000')
 const SECONDS = envNumber('BENCH_SECONDS', 5)
@@ -55,9 +56,6 @@ const READERS = 64
 const BATCH = 1000
 /** Pending operations made for each approval phase; more than a phase gets through. */
 const APPROVALS = envNumber('BENCH_APPROVALS', 6000)
-
-/** An event the API records for a created record: type, object kind, the object as its GET renders it. */
-type Event = [type: string, kind: string, object: postgres.Row]
 
 /** Rows by the number in `column`. */
 function groupBy(rows: postgres.Row[], column: string) {
@@ -115,19 +113,7 @@ async function main() {
         if (res.status !== 200 && res.status !== 201) throw new Error(`${path}: ${res.status} ${answer.slice(0, 300)}`)
         return JSON.parse(answer)
       }
-      /** A tenant transaction as the app opens one: actor, channel, company, role, then the work. */
-      const asTenant = (fn: (tx: postgres.TransactionSql) => Promise<unknown>) =>
-        direct.begin(async (tx) => {
-          await tx`select set_config('app.actor_email', '', true), set_config('app.channel', '', true), set_config('app.channel_detail', '', true),
-            set_config('app.company_id', ${String(companyId)}, true), set_config('transaction_read_only', 'off', true), set_config('role', 'fos_app', true)`
-          await fn(tx)
-        })
-      /** The event rows the API writes beside each created record (the outbox), from the rows just inserted, in one statement. */
-      const outbox = (tx: postgres.TransactionSql, events: Event[]) =>
-        tx`insert into events (company_id, type, object_kind, object_id, data)
-          select ${companyId}, e.type, e.kind, e.id, jsonb_build_object('object', e.object)
-          from jsonb_to_recordset(${tx.json(events.map(([type, kind, object]) => ({ type, kind, id: object.id, object })) as never)}::jsonb)
-            as e(type text, kind text, id int, object jsonb)`
+      const inTenant = (fn: (tx: postgres.TransactionSql) => Promise<unknown>) => asTenant(direct, companyId, fn)
       const operationBody = () => ({
         operation_type_id: typeId,
         transactions: [
@@ -165,11 +151,11 @@ async function main() {
           () => timed(IN_FLIGHT, SECONDS, () => post('/api/clients', clientBody)),
           () =>
             timed(IN_FLIGHT, SECONDS, () =>
-              asTenant(async (tx) => {
+              inTenant(async (tx) => {
                 const [client] = await tx`insert into clients (company_id, name, description, type) values (${companyId}, 'Alta', '', 1) returning *`
                 const accounts = await tx`insert into accounts (company_id, client_id, name, currency_name)
                   values (${companyId}, ${client.id}, 'ARS', 'ARS'), (${companyId}, ${client.id}, 'USD', 'USD') returning *`
-                await outbox(tx, [['client.created', 'client', { ...client, accounts, client_tags: [] }], ...accounts.map((a) => ['account.created', 'account', a] as Event)])
+                await outbox(tx, companyId, [['client.created', 'client', { ...client, accounts, client_tags: [] }], ...accounts.map((a) => ['account.created', 'account', a] as Event)])
               }),
             ),
         )
@@ -182,16 +168,7 @@ async function main() {
           'operations/s',
           'ratio >= 0.6',
           () => timed(IN_FLIGHT, SECONDS, () => post('/api/operations', operationBody())),
-          () =>
-            timed(IN_FLIGHT, SECONDS, () =>
-              asTenant(async (tx) => {
-                const [op] = await tx`insert into operations (company_id, operation_type_id, status) values (${companyId}, ${typeId}, 'pending') returning *`
-                const transactions = await tx`insert into transactions (company_id, operation_id, account_id, currency, amount, status)
-                  values (${companyId}, ${op.id}, ${randomAccount()}, 'ARS', 100, 'pending'), (${companyId}, ${op.id}, ${randomAccount()}, 'ARS', -60, 'pending'),
-                         (${companyId}, ${op.id}, ${randomAccount()}, 'ARS', -40, 'pending') returning *`
-                await outbox(tx, [['operation.created', 'operation', { ...op, transactions, attachments: [] }]])
-              }),
-            ),
+          () => timed(IN_FLIGHT, SECONDS, () => plainOperationCreate(direct, companyId, typeId, randomAccount)),
         )
         await replayedCreate(`operation creates: the route's statements replayed vs plain SQL`, 'operations/s', '/api/operations', operationBody(), sqlOperations)
       }
@@ -210,7 +187,7 @@ async function main() {
             batches(
               () => Array.from({ length: BATCH * 3 }, randomAccount),
               (legs) =>
-                asTenant(async (tx) => {
+                inTenant(async (tx) => {
                   const ops = await tx`insert into operations (company_id, operation_type_id, status)
                     select ${companyId}, ${typeId}, 'pending' from generate_series(1, ${BATCH}) returning *`
                   const ids = ops.map((o) => o.id as number).sort((a, b) => a - b)
@@ -219,7 +196,7 @@ async function main() {
                     from unnest(${ids.flatMap((id) => [id, id, id])}::int[], ${legs}::int[], ${Array.from({ length: BATCH }, () => ['100', '-60', '-40']).flat()}::numeric[]) as u(op, account, amount)
                     returning *`
                   const byOp = groupBy(transactions, 'operation_id')
-                  await outbox(tx, ops.map((o): Event => ['operation.created', 'operation', { ...o, transactions: byOp.get(o.id) ?? [], attachments: [] }]))
+                  await outbox(tx, companyId, ops.map((o): Event => ['operation.created', 'operation', { ...o, transactions: byOp.get(o.id) ?? [], attachments: [] }]))
                 }),
             ),
         )
@@ -244,7 +221,7 @@ async function main() {
               batches(
                 () => undefined,
                 () =>
-                  asTenant(async (tx) => {
+                  inTenant(async (tx) => {
                     const rows = await tx`insert into clients (company_id, name, description, type)
                       select ${companyId}, 'Lote ' || g, '', 1 from generate_series(1, ${BATCH}) g returning *`
                     const accounts = await tx`insert into accounts (company_id, client_id, name, currency_name)
@@ -253,6 +230,7 @@ async function main() {
                     const byClient = groupBy(accounts, 'client_id')
                     await outbox(
                       tx,
+                      companyId,
                       rows.flatMap((c) => {
                         const own = byClient.get(c.id) ?? []
                         return [['client.created', 'client', { ...c, accounts: own, client_tags: [] }], ...own.map((a) => ['account.created', 'account', a] as Event)] as Event[]

@@ -171,27 +171,27 @@ export type KeyCheckPlans = 'force_custom_plan' | 'auto'
 export async function insertPlanned<T>(tx: Tx, rows: number, insert: (keyChecks: KeyCheckPlans) => PromiseLike<T>): Promise<T> {
   const few = rows <= FEW_ROWS
   if (!few) await tx.execute(sql`discard plans`)
-  const [, inserted] = await Promise.all([
-    PLAN_SETTINGS(tx, { mode: few ? 'force_generic_plan' : 'auto', seqScans: 'off' }),
-    insert(few ? 'force_custom_plan' : 'auto'),
-    PLAN_SETTINGS(tx, { mode: 'auto', seqScans: 'on' }),
-  ])
-  return inserted
+  return planned(tx, { mode: few ? 'force_generic_plan' : 'auto', seqScans: 'off' }, insert(few ? 'force_custom_plan' : 'auto'))
 }
 
 /**
  * A single-row insert the query builder writes (a client's account, a tag link): planned afresh with its key checks,
  * so that neither is a plan kept from when the tables were small.
  */
-export async function insertOne<T>(tx: Tx, insert: PromiseLike<T>): Promise<T> {
-  const [, inserted] = await Promise.all([PLAN_SETTINGS(tx, { mode: 'force_custom_plan', seqScans: 'on' }), insert, PLAN_SETTINGS(tx, { mode: 'auto', seqScans: 'on' })])
-  return inserted
-}
+export const insertOne = <T>(tx: Tx, insert: PromiseLike<T>): Promise<T> => planned(tx, { mode: 'force_custom_plan', seqScans: 'on' }, insert)
+
+type PlanSettings = { mode: 'force_generic_plan' | 'force_custom_plan' | 'auto'; seqScans: 'on' | 'off' }
 
 /** The plan settings around an insert; values as parameters, so the session prepares it once. */
-const PLAN_SETTINGS = fixedStatement<{ mode: 'force_generic_plan' | 'force_custom_plan' | 'auto'; seqScans: 'on' | 'off' }>(
+const PLAN_SETTINGS = fixedStatement<PlanSettings>(
   (p) => sql`select set_config('plan_cache_mode', ${p.mode}::text, true), set_config('enable_seqscan', ${p.seqScans}::text, true)`,
 )
+
+/** `statement` under `settings`, the transaction's usual ones restored after it, all three sent together. */
+async function planned<T>(tx: Tx, settings: PlanSettings, statement: PromiseLike<T>): Promise<T> {
+  const [, result] = await Promise.all([PLAN_SETTINGS(tx, settings), statement, PLAN_SETTINGS(tx, { mode: 'auto', seqScans: 'on' })])
+  return result
+}
 
 /** Marks the rest of an open write as made by a bot tool run, for the audit trail. */
 export async function setAuditChannel(tx: Tx, channel: string, detail: unknown) {

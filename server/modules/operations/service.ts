@@ -1,4 +1,4 @@
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, sql, type Placeholder, type SQL } from 'drizzle-orm'
 import { operations, operationTypes, transactions, transactionTypes } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { fixedStatement } from '../../../db/statement'
@@ -329,6 +329,18 @@ const TRANSACTION_COLUMNS = sql`id, operation_id, account_id, currency, amount::
   description, ${isoSql(sql`created_at`)} as created_at, ${isoSql(sql`updated_at`)} as updated_at`
 
 /**
+ * The date an operation is stored with, from the one it was given (`day`, text or null): a date-time as given, a
+ * date-only value as that day's midnight in the company's time zone, none as now (the SQL side of `instant` below).
+ */
+const storedDate = (day: SQL, companyId: Placeholder) => sql`coalesce(case when ${day} ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+    then ${day}::date::timestamp at time zone (select timezone from companies where id = ${companyId}::int)
+    else ${day}::timestamptz end, now())`
+
+/** How both inserts below end: what they inserted, in id order, and the plan mode of the key checks run after it. */
+const insertedRows = (keyChecks: Placeholder) => sql`select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops,
+      coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs, set_config('plan_cache_mode', ${keyChecks}, true) as plan_mode`
+
+/**
  * Operations and all their transactions in one statement: ids are drawn first so each transaction names its
  * operation (by its place in the arrays, from 1) inside the statement; the foreign keys are checked at its end, when
  * both sets of rows exist (their plans: server/lib/write.ts).
@@ -355,10 +367,7 @@ const INSERT_OPERATIONS = fixedStatement<{
 }>(
   (p) => sql`${drawnIds('operations', p.count)}, ops as (
       insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
-      select ids.id, ${p.companyId}::int, u.type_id, u.client_id, u.cost_center_id, u.description,
-        coalesce(case when u.day ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
-                      then u.day::date::timestamp at time zone (select timezone from companies where id = ${p.companyId}::int)
-                      else u.day::timestamptz end, now()),
+      select ids.id, ${p.companyId}::int, u.type_id, u.client_id, u.cost_center_id, u.description, ${storedDate(sql`u.day`, p.companyId)},
         u.status, ${p.createdBy}::int
       from unnest(${p.types}::int[], ${p.clients}::int[], ${p.costCenters}::int[], ${p.descriptions}::text[], ${p.days}::text[], ${p.statuses}::text[])
         with ordinality as u(type_id, client_id, cost_center_id, description, day, status, n)
@@ -377,8 +386,7 @@ const INSERT_OPERATIONS = fixedStatement<{
       order by u.n
       returning ${TRANSACTION_COLUMNS}
     )
-    select coalesce((select json_agg(ops order by ops.id) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
-      set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
+    ${insertedRows(p.keyChecks)}`,
 )
 
 type InsertedOperation = Omit<OperationDto, 'transactions' | 'attachments'>
@@ -510,10 +518,7 @@ const INSERT_CHECKED = fixedStatement<
     ), ops as (
       insert into operations (id, company_id, operation_type_id, client_id, cost_center_id, description, date, status, created_by)
       select ids.id, ${p.companyId}::int, ${p.type}::int, ${p.client}::int, ${p.costCenter}::int, ${p.description}::text,
-        coalesce(case when ${p.day}::text ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
-                      then ${p.day}::text::date::timestamp at time zone (select timezone from companies where id = ${p.companyId}::int)
-                      else ${p.day}::text::timestamptz end, now()),
-        'pending', ${p.createdBy}::int
+        ${storedDate(sql`${p.day}::text`, p.companyId)}, 'pending', ${p.createdBy}::int
       from ids
       returning ${OPERATION_COLUMNS}
     ), txs as (
@@ -523,8 +528,7 @@ const INSERT_CHECKED = fixedStatement<
       order by l.n
       returning ${TRANSACTION_COLUMNS}
     )
-    select coalesce((select json_agg(ops) from ops), '[]') as ops, coalesce((select json_agg(txs order by txs.id) from txs), '[]') as txs,
-      set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
+    ${insertedRows(p.keyChecks)}`,
 )
 
 /** `INSERT_CHECKED` for one pending operation: the created operation, announced, or null when a check failed. */
