@@ -40,6 +40,8 @@ export interface Config {
   /** Abuse limits of the public ventanilla event stream. */
   sse: { maxStreamsPerToken: number; maxStreamsPerAddress: number; maxPendingEvents: number }
   dbPoolMax: number
+  /** Server processes sharing `port` (the first starts and watches the others); each has its own pools. */
+  processes: number
   rateLimit: { perKey: number; perIp: number }
   /** Behind a balancer that appends the client address to X-Forwarded-For, limit per that address. */
   trustProxy: boolean
@@ -129,6 +131,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
   const databaseDirectUrl = url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'])
   if (databaseDirectUrl && !databaseUrl) throw new ConfigError('DATABASE_DIRECT_URL needs DATABASE_URL')
+  const processes = integer(env, 'PROCESSES', 1, 1, 64)
+  if (processes > 1 && !databaseUrl) throw new ConfigError('PROCESSES above 1 needs DATABASE_URL: the embedded database belongs to one process')
   const signingSecret = env.SIGNING_SECRET ?? ''
   if (signingSecret && signingSecret.length < 16) throw new ConfigError('SIGNING_SECRET must be at least 16 characters')
   return {
@@ -178,6 +182,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPendingEvents: integer(env, 'SSE_MAX_PENDING_EVENTS', 32, 1, 10_000),
     },
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 500),
+    processes,
     rateLimit: {
       perKey: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 1_000_000),
       perIp: integer(env, 'RATE_LIMIT_IP_PER_MINUTE', 600, 0, 1_000_000),

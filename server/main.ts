@@ -11,8 +11,11 @@ import { deliveryWorker } from './modules/webhooks'
 import { closeExports } from './modules/exports/limits'
 import { auditSigningKeyPem } from './modules/audit/signing-key'
 import { startAuditChain } from './modules/audit/worker'
+import { announceListening, isCopy, startCopies, whenFirstGone } from './infra/processes'
 
-const log = (entry: Record<string, unknown>) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }))
+/** Every line names its process when several serve the port. */
+const logAs = (pid: number | undefined) => (entry: Record<string, unknown>) =>
+  console.log(JSON.stringify({ time: new Date().toISOString(), ...(pid !== undefined && { pid }), ...entry }))
 
 /** Without SIGNING_SECRET the embedded default keeps one under DATA_DIR, so links survive a restart. */
 function signingSecret(config: Config): string {
@@ -37,6 +40,7 @@ async function main() {
     throw e
   }
   config = { ...config, signingSecret: signingSecret(config), auditSigningKey: auditSigningKeyPem(config) }
+  const log = logAs(config.processes > 1 ? process.pid : undefined)
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
@@ -58,24 +62,33 @@ async function main() {
     events: new DomainEvents(),
   }
   const app = createApp(ctx)
-  if (process.argv.includes('--demo')) {
+  if (process.argv.includes('--demo') && !isCopy()) {
     const { seedDemo } = await import('./demo')
     await seedDemo(ctx, app)
   }
   // A silent connection is closed after IDLE_TIMEOUT_S; event streams lift it for themselves (they speak every 20 s).
   // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload
   // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
-  const server = app.listen({ port: config.port, idleTimeout: config.idleTimeoutS, maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024 })
+  // With several processes each listens with SO_REUSEPORT (server/infra/processes.ts); alone, a second server started
+  // on the same port by mistake fails to listen instead of sharing it.
+  const server = app.listen({
+    port: config.port,
+    idleTimeout: config.idleTimeoutS,
+    maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024,
+    reusePort: config.processes > 1,
+  })
   const auditChain = startAuditChain(ctx)
   const worker = deliveryWorker(ctx).start()
-  log({ level: 'info', msg: 'listening', port: server.server?.port, database: database.kind, store: ctx.store.kind })
+  const port = server.server!.port!
+  log({ level: 'info', msg: 'listening', port, database: database.kind, store: ctx.store.kind })
+  const copies = config.processes > 1 && !isCopy() ? startCopies(config.processes - 1, port, log, ['--demo']) : undefined
 
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
     log({ level: 'info', msg: 'stopping', signal })
-    await server.stop(true)
+    await Promise.all([copies?.stop(), server.stop(true)])
     await worker.stop()
     await closeExports(ctx)
     await auditChain.stop()
@@ -84,6 +97,10 @@ async function main() {
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
+  if (isCopy()) {
+    whenFirstGone(() => void stop('first process gone'))
+    announceListening()
+  }
 }
 
 await main()
