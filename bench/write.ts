@@ -24,16 +24,18 @@
  *   replayed the same way.
  *
  * HTTP and SQL phases alternate within each figure (HTTP, SQL, SQL, HTTP; each phase BENCH_SECONDS, or BENCH_BATCHES
- * batches), so what drifts while a figure runs weighs on both sides alike. The server is the app in its own process on
- * a free port, with a pool of 16 connections; the SQL ceilings use a pool of the same size.
+ * batches), so what drifts while a figure runs weighs on both sides alike. The server is the app as `PROCESSES=N`
+ * deploys it, one process per core (BENCH_PROCESSES, the machine's cores by default) on one free port, their pools
+ * 16 connections in all; the SQL ceilings use one pool of 16 connections.
  *
- *   bun bench/write.ts   (env: BENCH_ADMIN_URL, BENCH_WRITE_SIZES=5000,50000, BENCH_SECONDS=5, BENCH_BATCHES=2, BENCH_OTHER_CLIENTS=2000,
+ *   bun bench/write.ts   (env: BENCH_ADMIN_URL, BENCH_PROCESSES, BENCH_WRITE_SIZES=5000,50000, BENCH_SECONDS=5, BENCH_BATCHES=2, BENCH_OTHER_CLIENTS=2000,
  *                         BENCH_WRITE_STATES=fresh,skewed, BENCH_WRITE_FIGURES=clients,operations,batches,client-batches,approvals,list)
  *
  * The two lists pick states and figures to measure, in the order above; a figure left out leaves out the rows it
  * would have written, so a later figure meets a slightly smaller tenant than in a full run.
  */
 import postgres from 'postgres'
+import { availableParallelism } from 'node:os'
 import { openDatabase } from '../db/client'
 import { aboutOperation, captureRoute, replay, replayClient } from './lib/capture'
 import { envNumber, envNumbers, figure, percentile, printFigures, rate, timed, type Figure, type Run } from './lib/common'
@@ -50,6 +52,7 @@ const STATES = (process.env.BENCH_WRITE_STATES ?? 'fresh,skewed').split(',')
 const FIGURES = new Set((process.env.BENCH_WRITE_FIGURES ?? 'clients,operations,batches,client-batches,approvals,list').split(','))
 const OTHER_OPERATIONS = 500
 const POOL = 16
+const PROCESSES = envNumber('BENCH_PROCESSES', availableParallelism())
 const IN_FLIGHT = 16
 const APPROVERS = 32
 const READERS = 64
@@ -318,7 +321,7 @@ async function main() {
   }
 }
 
-if (process.argv[2] === '--serve') await serveApp(process.argv[3], { poolMax: POOL })
+if (process.argv[2] === '--serve') await serveApp(process.argv[3], { poolMax: Math.ceil(POOL / PROCESSES), processes: PROCESSES })
 else {
   await main()
   process.exit(0)

@@ -12,6 +12,7 @@ import { createStore } from '../../server/infra/storage'
 import { DomainEvents } from '../../server/lib/events'
 import { SIGNING_SECRET } from './common'
 import { newCompany } from './tenants'
+import { announceListening, isCopy, startCopies } from '../../server/infra/processes'
 
 export interface ContextOptions {
   /** More settings, as the environment would give them. */
@@ -36,7 +37,13 @@ export interface Companion {
 }
 
 export interface ServeOptions extends ContextOptions {
+  /** Connections of each process's pool. */
   poolMax: number
+  /**
+   * Server processes on the port, as `PROCESSES` starts them (server/infra/processes.ts): the first answers the
+   * parent and starts the others. Only the first issues the company and runs the companion.
+   */
+  processes?: number
   /** Issue an API key for a new company of this name before listening. */
   company?: string
   companion?: (ctx: AppContext) => Companion
@@ -44,12 +51,19 @@ export interface ServeOptions extends ContextOptions {
 
 /** The child side: serves until stdin closes, then stops and exits. A companion's commands are acknowledged `ok <line>`. */
 export async function serveApp(url: string, options: ServeOptions): Promise<never> {
+  const processes = options.processes ?? 1
+  const copy = isCopy()
   const database = await openDatabase({ url, poolMax: options.poolMax })
   const ctx = benchContext(url, database, options)
-  const company = options.company === undefined ? undefined : await newCompany(database, options.company)
-  const listening = createApp(ctx).listen({ port: 0, idleTimeout: 0 })
-  const companion = options.companion?.(ctx)
-  console.log(JSON.stringify({ port: listening.server!.port, ...(company && { key: company.key, companyId: company.companyId }) }))
+  const company = options.company === undefined || copy ? undefined : await newCompany(database, options.company)
+  const listening = createApp(ctx).listen({ port: copy ? Number(process.env.PORT) : 0, idleTimeout: 0, reusePort: processes > 1 })
+  const companion = copy ? undefined : options.companion?.(ctx)
+  const port = listening.server!.port!
+  // The others are listening before the parent hears the port, so its first requests already meet all of them.
+  const copies = processes > 1 && !copy ? startCopies(processes - 1, port, () => {}) : undefined
+  if (copies) await copies.listening
+  if (copy) announceListening()
+  else console.log(JSON.stringify({ port, ...(company && { key: company.key, companyId: company.companyId }) }))
   let pending = ''
   for await (const chunk of Bun.stdin.stream()) {
     if (!companion?.line) continue
@@ -61,7 +75,7 @@ export async function serveApp(url: string, options: ServeOptions): Promise<neve
       console.log(`ok ${line}`)
     }
   }
-  await listening.stop(true)
+  await Promise.all([copies?.stop(), listening.stop(true)])
   await companion?.stop()
   await database.close()
   process.exit(0)
