@@ -36,7 +36,7 @@ export function whenFirstGone(then: () => void) {
 export const announceListening = () => process.send?.('listening')
 
 export interface Copies {
-  /** Resolves once every copy started first has announced that it listens. */
+  /** Resolves once as many copies as were asked for have announced that they listen. */
   listening: Promise<void>
   /** Asks every copy to stop, waits for them (killing any still running after the grace period). */
   stop(): Promise<void>
@@ -55,30 +55,28 @@ export function startCopies(count: number, port: number, log: (entry: Record<str
   let allListening!: () => void
   const listening = new Promise<void>((resolve) => (allListening = resolve))
 
+  /** `pause`: the one before this start, 0 for none; a copy that dies young doubles it for the next. */
   const start = (slot: number, pause: number) => {
     const started = Date.now()
-    let announced = false
     const proc = Bun.spawn(args, {
       env,
       stdin: 'pipe',
       stdout: 'inherit',
       stderr: 'inherit',
       ipc(message) {
-        if (message !== 'listening' || announced) return
-        announced = true
-        if (--waiting === 0) allListening()
+        if (message === 'listening' && --waiting === 0) allListening()
       },
     })
     running.add(proc)
     void proc.exited.then((code) => {
       running.delete(proc)
       if (stopping) return
-      const next = Date.now() - started >= STEADY_MS ? PAUSE_MS.min : Math.min(PAUSE_MS.max, pause * 2)
+      const next = Date.now() - started >= STEADY_MS ? PAUSE_MS.min : Math.min(PAUSE_MS.max, Math.max(PAUSE_MS.min, pause * 2))
       log({ level: 'error', msg: 'server process exited; starting it again', exited_pid: proc.pid, code, slot, restart_in_ms: next })
       setTimeout(() => stopping || start(slot, next), next)
     })
   }
-  for (let slot = 1; slot <= count; slot++) start(slot, PAUSE_MS.min / 2)
+  for (let slot = 1; slot <= count; slot++) start(slot, 0)
 
   return {
     listening,
