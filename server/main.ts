@@ -41,6 +41,7 @@ async function main() {
   }
   config = { ...config, signingSecret: signingSecret(config), auditSigningKey: auditSigningKeyPem(config) }
   const log = logAs(config.processes > 1 ? process.pid : undefined)
+  const copy = isCopy()
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
@@ -62,7 +63,7 @@ async function main() {
     events: new DomainEvents(),
   }
   const app = createApp(ctx)
-  if (process.argv.includes('--demo') && !isCopy()) {
+  if (process.argv.includes('--demo') && !copy) {
     const { seedDemo } = await import('./demo')
     await seedDemo(ctx, app)
   }
@@ -81,7 +82,7 @@ async function main() {
   const worker = deliveryWorker(ctx).start()
   const port = server.server!.port!
   log({ level: 'info', msg: 'listening', port, database: database.kind, store: ctx.store.kind })
-  const copies = config.processes > 1 && !isCopy() ? startCopies(config.processes - 1, port, log, ['--demo']) : undefined
+  const copies = config.processes > 1 && !copy ? startCopies(config.processes - 1, port, log, ['--demo']) : undefined
 
   let stopping = false
   const stop = async (signal: string) => {
@@ -97,7 +98,7 @@ async function main() {
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
-  if (isCopy()) {
+  if (copy) {
     whenFirstGone(() => void stop('first process gone'))
     announceListening()
   }

@@ -152,12 +152,15 @@ export const write = <T>(app: AppContext, caller: Caller, fn: (tx: Tx) => Promis
 /** Rows one statement may insert with their key checks planned one by one; above it the session's plans are renewed. */
 const FEW_ROWS = 50
 
+/** A new id of `table`, drawn by the statement itself: its serial's sequence, named once and resolved as it is planned. */
+export const nextId = (table: 'clients' | 'operations') => sql.raw(`nextval('${table}_id_seq'::regclass)::int`)
+
 /**
  * The opening of an insert statement that draws its ids first, `ids(n, id)` in input order from 1, so the rows it
  * inserts further on can name the row they belong to by its place in the input.
  */
 export const drawnIds = (table: 'clients' | 'operations', count: Placeholder) => sql`with ids as materialized (
-    select n, nextval(pg_get_serial_sequence(${sql.raw(`'${table}'`)}, 'id'))::int as id from generate_series(1, ${count}::int) as n
+    select n, ${nextId(table)} as id from generate_series(1, ${count}::int) as n
   )`
 
 /** How the insert's key checks are planned: given to it to set in its select list (`set_config('plan_cache_mode', $n, true)`). */

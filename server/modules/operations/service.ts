@@ -10,7 +10,7 @@ import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { isoSql } from '../../lib/time'
 import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
-import { drawnIds, insertPlanned, type KeyCheckPlans } from '../../lib/write'
+import { drawnIds, insertPlanned, nextId, type KeyCheckPlans } from '../../lib/write'
 import { attachmentDtosByOperation } from '../attachments/service'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
@@ -506,7 +506,7 @@ const INSERT_CHECKED = fixedStatement<
         from accounts a where a.id = u.account_id limit 1) a on true
       left join lateral (select tt.company_id, tt.is_commission from transaction_types tt where tt.id = u.type_id limit 1) tt on true
     ), ids as materialized (
-      select nextval('operations_id_seq'::regclass)::int as id
+      select ${nextId('operations')} as id
       where (select bool_and(l.known) from legs l)
         and coalesce((select t.company_id = ${p.companyId}::int from operation_types t where t.id = ${p.type}::int), false)
         and (${p.client}::int is null
