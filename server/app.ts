@@ -8,7 +8,7 @@ import { bodyLimit } from './plugins/body-limit'
 import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
 import { etag } from './plugins/etag'
-import { rememberedCallers } from './access/policy'
+import { freshRefusals } from './access/policy'
 import { errors as errorAnswers } from './lib/models'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
@@ -33,7 +33,7 @@ export function createApp(app: AppContext) {
     .use(requestLog((entry) => app.log(entry)))
     .use(addressLimit(app.config.maxRequestsPerAddress))
     .use(bodyLimit({ maxBytes: app.config.maxJsonBytes, maxDepth: app.config.maxJsonDepth, timeoutMs: app.config.bodyTimeoutMs }))
-    .use(rememberedCallers(app))
+    .use(freshRefusals(app))
     .use(errors((entry) => app.log(entry)))
     .use(
       rateLimit(app.config.rateLimit, {

@@ -5,10 +5,9 @@ import type { Tx } from '../../db/client'
 import type { AppContext } from '../context'
 import { ApiError, forbidden } from '../lib/errors'
 import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
-import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type Credential, type OpenTx, type TxMode } from '../lib/write'
+import { claimKey, CredentialChanged, keepAnswer, requestFingerprint, tenantTx, type TxMode } from '../lib/write'
 import { sha256 } from '../lib/secrets'
 import { apiErrorResponse } from '../plugins/errors'
-import { requestId } from '../plugins/request-log'
 import { authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
 import { authenticateSession, checkOrigin, sessionToken } from './sessions'
 
@@ -25,14 +24,11 @@ export interface Policy {
   unscoped?: boolean
   /** The company module the route belongs to; off → 403 MESAS_DISABLED / VENTANILLA_DISABLED. */
   module?: CompanyModule
-  /** The transaction handed to the handler as `tx` (default `read`); `none` for streams that manage their own reads. */
-  tx?: TxMode | 'none'
   /**
-   * With `tx: 'none'`: the handler's one statement confirms a caller the process remembers for its key (`keyHolds`
-   * with the `credential` it is handed) and answers its `held` column with `confirmHeld`, so the route too is
-   * spared the key's lookup.
+   * The tenant transaction `run` opens (default `read`); `none` for routes that manage their own reads (streams,
+   * uploads, single statements): they get no `run`.
    */
-  confirmsKey?: boolean
+  tx?: TxMode | 'none'
   /** An Idempotency-Key claimed in the route's write transaction; the same key and body replays the first answer. */
   idempotent?: boolean
   /** Success status (default 201 for idempotent creates, else 200); a handler may still set another. */
@@ -43,64 +39,31 @@ export interface Policy {
   challenge?: string
 }
 
+/** The route's work on the database: `run((tx, caller) => approveOperation(tx, caller, id))`. */
+export type Run = <T>(work: (tx: Tx, caller: Caller) => Promise<T>) => Promise<T>
+
 const MODULE_CODE = { mesas: 'MESAS_DISABLED', ventanilla: 'VENTANILLA_DISABLED' } as const
-
-interface RequestState {
-  caller?: Promise<Caller>
-  policy?: Policy
-  /** The caller came from the process's memory of its key, not from a lookup made for this request. */
-  remembered?: KeyLookup & { digest: string }
-  /** The remembered caller was handed to a transaction to confirm; `refused` once it found the key changed. */
-  confirming?: boolean
-  refused?: boolean
-  open?: OpenTx
-  key?: string
-  replayed?: boolean
-}
-
-const states = new WeakMap<Request, RequestState>()
-const stateOf = (request: Request) => {
-  let s = states.get(request)
-  if (!s) states.set(request, (s = {}))
-  return s
-}
 
 const anyOf = (p: Policy['permission']): readonly Permission[] => (p === undefined ? [] : typeof p === 'string' ? [p] : p)
 
-/**
- * Callers of API keys by the key's digest, so that a route which runs in a tenant transaction spends no round trip
- * of its own on the key: the transaction's first statement, sent with the route's first, confirms the remembered
- * caller against the key's rows as they are then (`keyHolds`), and a change found there answers the request from a
- * fresh lookup instead (`recheck` below). Routes without such a transaction (but the one that confirms in its own
- * statement), uploads and every refusal look the key up afresh. Bounded by count; an entry is only a hint, checked
- * at every use, so nothing else needs to expire it. Callers are shared by the requests of a key: never changed.
- */
-const remembered = new WeakMap<AppContext, LRUCache<string, KeyLookup>>()
-const keyMemory = (app: AppContext) => {
-  let m = remembered.get(app)
-  if (!m) remembered.set(app, (m = new LRUCache<string, KeyLookup>({ max: 10_000 })))
-  return m
+/** Who is calling, as decided for one request; `remembered` when it came from the process's memory of its key. */
+interface Identified {
+  caller: Caller
+  remembered?: KeyLookup & { digest: string }
 }
 
-/** Requests made again from the start after their remembered caller was found changed: they look their key up. */
-const replays = new WeakSet<Request>()
-
-const mayRemember = (request: Request, policy: Policy) =>
-  ((policy.tx ?? 'read') !== 'none' || policy.confirmsKey === true) && !replays.has(request) && !/^multipart\//i.test(request.headers.get('content-type') ?? '')
-
-async function byKey(app: AppContext, request: Request, policy: Policy, key: string): Promise<Caller> {
-  const digest = sha256(key)
-  const memory = keyMemory(app)
-  if (mayRemember(request, policy)) {
-    const known = memory.get(digest)
-    if (known) {
-      stateOf(request).remembered = { ...known, digest }
-      return known.caller
-    }
-  }
-  const found = await lookupKey(app.db, key, digest)
-  memory.set(digest, { ...found, caller: frozen(found.caller) })
-  return found.caller
+/**
+ * Callers of API keys by the key's digest. A route that runs in a tenant transaction then spends no round trip of
+ * its own on the key: `run`'s first statement, sent with the work's first, confirms the remembered caller against
+ * the key's rows as they are then (`keyHolds`). When it no longer holds, `run` rolls back, looks the key up afresh
+ * and runs the work again with the fresh caller (or answers the refusal). Routes without a transaction look the key
+ * up at every request. Bounded by count; an entry is only a hint, checked at every use, so nothing else expires it.
+ */
+const memories = new WeakMap<AppContext, LRUCache<string, KeyLookup>>()
+const keyMemory = (app: AppContext) => {
+  let m = memories.get(app)
+  if (!m) memories.set(app, (m = new LRUCache<string, KeyLookup>({ max: 10_000 })))
+  return m
 }
 
 /** A caller to be shared by every request of its key, made immutable so that none can change it for the others. */
@@ -114,47 +77,31 @@ function frozen(caller: Caller): Caller {
   return Object.freeze(caller)
 }
 
-/** Stops using what the process remembered for this request's key, and says whether it had used it. */
-function forget(app: AppContext, state: RequestState): boolean {
-  const known = state.remembered
-  if (!known) return false
-  keyMemory(app).delete(known.digest)
-  state.remembered = undefined
-  return true
+async function byKey(app: AppContext, key: string, remember: boolean): Promise<Identified> {
+  const digest = sha256(key)
+  const memory = keyMemory(app)
+  const known = remember ? memory.get(digest) : undefined
+  if (known) return { caller: known.caller, remembered: { ...known, digest } }
+  const found = await lookupKey(app.db, key, digest)
+  memory.set(digest, { ...found, caller: frozen(found.caller) })
+  return { caller: found.caller }
 }
 
 /**
  * The credential of a request: `x-api-key` wins; a `grant` route then takes its bearer; else the `fos_session`
  * cookie of a signed-in employee. Only a request without a key pays for the cookie path.
  */
-async function identify(app: AppContext, request: Request, policy: Policy): Promise<Caller> {
+async function identify(app: AppContext, request: Request, policy: Policy, remember: boolean): Promise<Identified> {
   const key = request.headers.get('x-api-key')
-  if (key !== null) return byKey(app, request, policy, key)
+  if (key !== null) return byKey(app, key, remember)
   const bearer = policy.grant ? /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] : undefined
-  if (bearer !== undefined) return authenticateGrant(app.db, bearer, app.clock())
+  if (bearer !== undefined) return { caller: await authenticateGrant(app.db, bearer, app.clock()) }
   const session = sessionToken(request)
   if (session !== null) {
     checkOrigin(request, app.config.publicBaseUrl)
-    return authenticateSession(app.db, session, app.clock())
+    return { caller: await authenticateSession(app.db, session, app.clock()) }
   }
-  return policy.grant ? authenticateGrant(app.db, undefined, app.clock()) : authenticateKey(app.db, null)
-}
-
-/**
- * Who may call: decided once per request, before the body is read or anything is validated. A refusal is never
- * made on a remembered caller: the key may have gained since what it lacked, so it is looked up again first.
- */
-async function decide(app: AppContext, request: Request, policy: Policy): Promise<Caller> {
-  const caller = await identify(app, request, policy)
-  try {
-    admit(caller, policy)
-    return caller
-  } catch (e) {
-    if (!forget(app, stateOf(request))) throw e
-    const fresh = await identify(app, request, policy)
-    admit(fresh, policy)
-    return fresh
-  }
+  return { caller: policy.grant ? await authenticateGrant(app.db, undefined, app.clock()) : await authenticateKey(app.db, null) }
 }
 
 function admit(caller: Caller, policy: Policy) {
@@ -166,33 +113,134 @@ function admit(caller: Caller, policy: Policy) {
   if (needed.length && !caller.grant && !needed.some((p) => can(caller, p))) throw forbidden(`Missing permission ${needed.join(' or ')}`)
 }
 
-type SetHeaders = { headers: Record<string, string | number> }
-
-function gate(app: AppContext, request: Request, policy: Policy, set: SetHeaders): Promise<Caller> {
-  const state = stateOf(request)
-  state.policy = policy
-  state.caller ??= decide(app, request, policy).catch((e) => {
-    if (policy.challenge && e instanceof ApiError && e.status === 401) set.headers['www-authenticate'] = policy.challenge
-    throw e
-  })
-  return state.caller
+/**
+ * Who may call, decided before the body is read or anything is validated. A caller is remembered only for routes
+ * whose `run` confirms it; a refusal is never made on a remembered caller (the key may have gained since what it
+ * lacked), so the key is then looked up afresh first.
+ */
+async function decide(app: AppContext, request: Request, policy: Policy): Promise<Identified> {
+  const mayRemember = (policy.tx ?? 'read') !== 'none'
+  const first = await identify(app, request, policy, mayRemember)
+  try {
+    admit(first.caller, policy)
+    return first
+  } catch (e) {
+    if (!first.remembered) throw e
+    keyMemory(app).delete(first.remembered.digest)
+    const fresh = await identify(app, request, policy, false)
+    admit(fresh.caller, policy)
+    return fresh
+  }
 }
 
-async function close(request: Request, ok: boolean) {
-  const state = states.get(request)
-  const open = state?.open
-  if (!open) return
-  state.open = undefined
-  if (ok) await open.commit()
-  else await open.rollback()
+/**
+ * The decision for each request, made once: the gate runs in the parse stage (before the body is read) or in
+ * transform (routes without a body), and the handler's context is resolved from the same decision. Keyed by the
+ * request so that it is forgotten with it.
+ */
+const decisions = new WeakMap<Request, { decided: Promise<Identified>; policy: Policy; confirmed: boolean }>()
+
+type SetHeaders = { headers: Record<string, string | number>; status?: number | string }
+
+function gate(app: AppContext, request: Request, policy: Policy, set: SetHeaders): Promise<Identified> {
+  let d = decisions.get(request)
+  if (!d) {
+    const decided = decide(app, request, policy).catch((e) => {
+      if (policy.challenge && e instanceof ApiError && e.status === 401) set.headers['www-authenticate'] = policy.challenge
+      throw e
+    })
+    decisions.set(request, (d = { decided, policy, confirmed: false }))
+  }
+  return d.decided
 }
 
-/** Handlers of `tx: 'none'` routes get this: using it is a bug the first request shows. */
-const NO_TX = new Proxy({} as Tx, {
-  get() {
-    throw new Error('this route declared tx: none')
-  },
-})
+/** The first answer of a request made again with the same Idempotency-Key, carried out of the rolled-back work. */
+class Replay extends Error {
+  constructor(readonly status: number, readonly body: unknown) {
+    super('replay')
+  }
+}
+
+/**
+ * A request's database work, whole: opens the tenant transaction (as the caller, in the policy's mode), claims the
+ * Idempotency-Key in it, runs the work, keeps its answer for replays and commits; any failure rolls all of it back.
+ * A remembered caller is confirmed by the transaction's first statement; found changed, the work is run again with
+ * the caller as a fresh lookup finds it (the request itself is never made again).
+ */
+async function runWork<T>(
+  app: AppContext,
+  request: Request,
+  policy: Policy,
+  who: Identified,
+  set: SetHeaders,
+  fingerprint: () => string,
+  work: (tx: Tx, caller: Caller) => Promise<T>,
+): Promise<T> {
+  const mode = policy.idempotent ? 'write' : ((policy.tx ?? 'read') as TxMode)
+  const key = policy.idempotent ? request.headers.get('idempotency-key') : null
+  set.status = policy.status ?? (policy.idempotent ? 201 : 200)
+  for (;;) {
+    const { caller, remembered } = who
+    try {
+      const result = await tenantTx(
+        app,
+        caller,
+        mode,
+        async (tx) => {
+          if (key === null) return work(tx, caller)
+          const prior = await claimKey(app, tx, caller.companyId, key, fingerprint(), Number(set.status))
+          if (prior) throw new Replay(prior.status, prior.body)
+          const body = await work(tx, caller)
+          if (!(body instanceof Response)) await keepAnswer(tx, caller.companyId, key, body, Number(set.status ?? 200))
+          return body
+        },
+        { credential: remembered && { prefix: remembered.prefix, state: remembered.state } },
+      )
+      confirm(request)
+      return result
+    } catch (e) {
+      if (e instanceof Replay) {
+        confirm(request)
+        return answer(e.status as 200, e.body as never) as never
+      }
+      if (!(e instanceof CredentialChanged) || !remembered) {
+        // The transaction answered, so its first statement confirmed the caller: the failure stands as it is.
+        if (remembered && !(e instanceof CredentialChanged)) confirm(request)
+        throw e
+      }
+      keyMemory(app).delete(remembered.digest)
+      who = await identify(app, request, policy, false)
+      admit(who.caller, policy)
+    }
+  }
+}
+
+function confirm(request: Request) {
+  const d = decisions.get(request)
+  if (d) d.confirmed = true
+}
+
+/**
+ * A request that failed on a remembered caller its transaction never confirmed (a body that failed validation, a
+ * handler that refused before its work) is answered as a fresh lookup would have it answered: when the key no
+ * longer makes the request, its refusal (401, 403) replaces the failure.
+ */
+async function refusalOnFreshLookup(app: AppContext, request: Request): Promise<Response | undefined> {
+  const d = decisions.get(request)
+  if (!d || d.confirmed) return
+  const who = await d.decided.catch(() => undefined)
+  if (!who?.remembered) return
+  keyMemory(app).delete(who.remembered.digest)
+  const policy = d.policy
+  try {
+    admit((await identify(app, request, policy, false)).caller, policy)
+  } catch (e) {
+    if (!(e instanceof ApiError)) return
+    const refusal = apiErrorResponse(e)
+    if (policy.challenge && e.status === 401) refusal.headers.set('www-authenticate', policy.challenge)
+    return refusal
+  }
+}
 
 function sentence(policy: Policy): string {
   const parts: string[] = []
@@ -244,11 +292,15 @@ function appSeed(app: AppContext) {
   return seeds.get(app)!
 }
 
+/** Handlers of `tx: 'none'` routes get this: using it is a bug the first request shows. */
+const NO_RUN: Run = () => {
+  throw new Error('this route declared tx: none')
+}
+
 /**
- * The one route policy: a named plugin whose `policy` macro authenticates (before the body is read), checks
- * the module flag, the permission and client scope, opens the declared transaction as the tenant, claims the
- * Idempotency-Key, hands the handler `{ caller, tx }`, commits after it (rolls back on any error), and documents
- * all of that in the route's OpenAPI entry.
+ * The one route policy: a named plugin whose `policy` macro authenticates (before the body is read), checks the
+ * module flag, the permission and client scope, hands the handler `{ caller, run }` and documents all of that in
+ * the route's OpenAPI entry. Everything a request does on the database happens inside `run` (runWork above).
  */
 export const routePolicy = (app: AppContext) =>
   new Elysia({ name: 'route-policy', seed: appSeed(app) }).macro({
@@ -267,105 +319,17 @@ export const routePolicy = (app: AppContext) =>
         await gate(app, request, policy, set)
       },
       async resolve({ request, path, body, set }) {
-        const caller = await gate(app, request, policy, set)
-        const mode = policy.tx ?? 'read'
-        const state = stateOf(request)
-        let credential: Credential | undefined
-        if (state.remembered) {
-          state.confirming = true
-          credential = { prefix: state.remembered.prefix, state: state.remembered.state, refused: () => (state.refused = true) }
-        }
-        if (mode === 'none') return { caller, tx: NO_TX, credential }
-        const open = await openTenantTx(app, caller, policy.idempotent ? 'write' : mode, credential)
-        state.open = open
-        set.status = policy.status ?? (policy.idempotent ? 201 : 200)
-        const key = policy.idempotent ? request.headers.get('idempotency-key') : null
-        if (key !== null) {
-          const prior = await claimKey(app, open.tx, caller.companyId, key, requestFingerprint(request.method, path, body), Number(set.status))
-          if (prior) {
-            state.replayed = true
-            await close(request, false)
-            return answer(prior.status as 200, prior.body as never)
-          }
-          state.key = key
-        }
-        return { caller, tx: open.tx, credential: undefined }
-      },
-      async afterHandle({ request, responseValue, set }) {
-        const state = states.get(request)
-        if (!state?.open) return
-        // The framework awaits a handler only when its source looks asynchronous; one that returns a promise
-        // without looking so would otherwise reach this point unfinished and be committed half done.
-        const settled = responseValue instanceof Promise ? await responseValue : responseValue
-        if (state.key !== undefined && !(settled instanceof Response))
-          await keepAnswer(state.open.tx, (await state.caller!).companyId, state.key, settled, Number(set.status ?? 200))
-        await close(request, true)
-        if (settled !== responseValue) return settled as never
-      },
-      async error({ request }) {
-        await close(request, false)
-      },
-      async afterResponse({ request }) {
-        await close(request, false)
+        const who = await gate(app, request, policy, set)
+        if ((policy.tx ?? 'read') === 'none') return { caller: who.caller, run: NO_RUN }
+        const run: Run = (work) => runWork(app, request, policy, who, set, () => requestFingerprint(request.method, path, body), work)
+        return { caller: who.caller, run }
       },
     }),
   })
 
-/** Requests whose remembered caller was found changed though the key may still make them: answered again. */
-const answerAgain = new WeakSet<Request>()
-
 /**
- * A request that failed on a remembered caller is answered as a fresh lookup would have had it answered. If its
- * transaction confirmed the caller, the failure stands. If not (the key was found changed, or the request failed
- * before its transaction), the key is looked up afresh: a refusal (401, 403) is the answer; a key that may still
- * make the request has it made again from the start, its transaction having rolled back.
+ * The refusals of remembered callers (refusalOnFreshLookup), registered before the errors plugin so that its answer
+ * to a request whose remembered caller no longer holds wins.
  */
-async function recheck(app: AppContext, request: Request): Promise<Response | undefined> {
-  const state = states.get(request)
-  if (!state?.remembered) return
-  // The transaction's first statement has answered once the transaction has ended.
-  await close(request, false)
-  if (state.confirming && !state.refused) return
-  forget(app, state)
-  const policy = state.policy!
-  try {
-    await decide(app, request, policy)
-  } catch (e) {
-    if (!(e instanceof ApiError)) return
-    const refusal = apiErrorResponse(e)
-    if (policy.challenge && e.status === 401) refusal.headers.set('www-authenticate', policy.challenge)
-    return refusal
-  }
-  if (!state.confirming) return
-  answerAgain.add(request)
-  return new Response(null, { status: 503 })
-}
-
-type Fetch = (...args: unknown[]) => Response | Promise<Response>
-
-async function madeAgain(fetch: Fetch, request: Request, first: Response, rest: unknown[]): Promise<Response> {
-  await first.body?.cancel()
-  // The body as it arrived: the body limit keeps what it read.
-  const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
-  const headers = new Headers(request.headers)
-  // Logged under the first attempt's id, so the log shows both attempts as one request.
-  const id = requestId(request)
-  if (id) headers.set('x-request-id', id)
-  const replay = new Request(request.url, { method: request.method, headers, body })
-  replays.add(replay)
-  return fetch(replay, ...rest)
-}
-
-/**
- * Remembered key callers, registered before the errors plugin so that its answer to a request whose remembered
- * caller no longer holds wins; the request is made again here when it must be.
- */
-export const rememberedCallers = (app: AppContext) =>
-  new Elysia({ name: 'remembered-callers', seed: appSeed(app) })
-    .wrap(((fetch: Fetch, request: Request) =>
-      (...args: unknown[]) => {
-        const settle = (out: Response) => (answerAgain.delete(request) ? madeAgain(fetch, request, out, args.slice(1)) : out)
-        const out = fetch(...args)
-        return out instanceof Promise ? out.then(settle) : settle(out)
-      }) as never)
-    .onError({ as: 'global' }, ({ request }) => recheck(app, request))
+export const freshRefusals = (app: AppContext) =>
+  new Elysia({ name: 'fresh-refusals', seed: appSeed(app) }).onError({ as: 'global' }, ({ request }) => refusalOnFreshLookup(app, request))

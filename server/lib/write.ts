@@ -24,8 +24,8 @@ export interface WriteOptions {
   on?: Db
   /**
    * A caller remembered from an earlier key lookup, confirmed by the transaction's first statement (`keyHolds`);
-   * `refused` hears it when the key no longer resolves to that caller, and the transaction then rolls back with
-   * CredentialChanged, whatever the body did.
+   * when the key no longer resolves to that caller the transaction rolls back with CredentialChanged, whatever the
+   * body did.
    */
   credential?: Credential
 }
@@ -33,24 +33,13 @@ export interface WriteOptions {
 export interface Credential {
   prefix: string
   state: string
-  refused: () => void
 }
 
 /** A tenant transaction's remembered caller no longer held when it began: nothing it did is kept. */
-class CredentialChanged extends Error {
+export class CredentialChanged extends Error {
   constructor() {
     super('The credentials of this request changed since they were last read')
   }
-}
-
-/**
- * Acts on a statement's `keyHolds` column: when the remembered caller no longer holds, tells `credential` and throws,
- * so the work it confirmed is not kept (a transaction rolls back; a lone statement's answer is not sent).
- */
-export function confirmHeld(credential: Credential | undefined, held: boolean | undefined) {
-  if (held !== false) return
-  credential?.refused()
-  throw new CredentialChanged()
 }
 
 /**
@@ -114,7 +103,9 @@ async function runTenantTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn:
         keyPrefix: opts.credential?.prefix ?? null,
         keyState: opts.credential?.state ?? null,
       }),
-    ).then((answer) => confirmHeld(opts.credential, rowsOf<{ held: boolean }>(answer)[0]?.held))
+    ).then((answer) => {
+      if (rowsOf<{ held: boolean }>(answer)[0]?.held === false) throw new CredentialChanged()
+    })
     // Awaited once the body is done; until then a refusal must not count as unhandled.
     configured.catch(() => {})
     try {
@@ -199,47 +190,6 @@ async function planned<T>(tx: Tx, settings: PlanSettings, statement: PromiseLike
 /** Marks the rest of an open write as made by a bot tool run, for the audit trail. */
 export async function setAuditChannel(tx: Tx, channel: string, detail: unknown) {
   await tx.execute(sql`select set_config('app.channel', ${channel}, true), set_config('app.channel_detail', ${JSON.stringify(detail)}, true)`)
-}
-
-/** A tenant transaction left open across a request's hooks: the route policy commits it after the handler. */
-export interface OpenTx {
-  tx: Tx
-  commit(): Promise<void>
-  rollback(): Promise<void>
-}
-
-class RolledBack extends Error {}
-
-export function openTenantTx(app: AppContext, caller: Caller, mode: TxMode, credential?: Credential): Promise<OpenTx> {
-  return new Promise<OpenTx>((opened, failed) => {
-    let finish!: { ok: () => void; fail: (e: Error) => void }
-    const done = tenantTx(
-      app,
-      caller,
-      mode,
-      (tx) =>
-        new Promise<void>((ok, fail) => {
-          finish = { ok, fail }
-          opened({ tx, commit, rollback })
-        }),
-      { credential },
-    )
-    let ended = false
-    const commit = async () => {
-      if (ended) return
-      ended = true
-      finish.ok()
-      await done
-    }
-    const rollback = async () => {
-      if (ended) return
-      ended = true
-      finish.fail(new RolledBack())
-      await done.catch(() => {})
-    }
-    // A failure before the body ran (BEGIN refused, connection lost) fails the opening; later ones surface in commit.
-    done.catch(failed)
-  })
 }
 
 const RETENTION_MS = 24 * 60 * 60 * 1000

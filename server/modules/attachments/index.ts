@@ -60,7 +60,7 @@ export const attachmentsModule = (app: AppContext) =>
     .group('/api', (api) =>
       api
         .use(routePolicy(app))
-        .get('/operations/:id/attachments', ({ caller, tx, params }) => listAttachments(tx, app.store, caller, params.id), {
+        .get('/operations/:id/attachments', ({ run, params }) => run((tx, caller) => listAttachments(tx, app.store, caller, params.id)), {
           policy: { permission: 'operations.view' },
           params: IdParams,
           response: { 200: t.Object({ attachments: t.Array(AttachmentModel.attachment) }) },

@@ -21,7 +21,7 @@ export const auditModule = (app: AppContext) =>
     .get(
       '/audit-logs',
       // One snapshot, so the total agrees with the page; row-level security confines it to the company as well.
-      ({ caller, tx, query }) => listAuditLogs(tx, caller, query),
+      ({ run, query }) => run((tx, caller) => listAuditLogs(tx, caller, query)),
       {
         policy: { permission: 'audit.view', tx: 'snapshot' },
         query: AuditModel.query,
@@ -43,7 +43,7 @@ export const auditModule = (app: AppContext) =>
     )
     .get(
       '/audit-logs/verify',
-      ({ caller, tx, query }) => verifyChain(tx, caller.companyId, query.from_seq, query.to_seq),
+      ({ run, query }) => run((tx, caller) => verifyChain(tx, caller.companyId, query.from_seq, query.to_seq)),
       {
         policy: { permission: 'audit.view', unscoped: true, tx: 'snapshot' },
         query: AuditModel.verifyQuery,
@@ -65,7 +65,7 @@ export const auditModule = (app: AppContext) =>
     )
     .get(
       '/audit-logs/digests',
-      ({ caller, tx, query }) => listDigests(tx, caller.companyId, signingKey(app.config).privateKey, query.page, query.pageSize),
+      ({ run, query }) => run((tx, caller) => listDigests(tx, caller.companyId, signingKey(app.config).privateKey, query.page, query.pageSize)),
       {
         policy: { permission: 'audit.view', unscoped: true, tx: 'snapshot' },
         query: AuditModel.digestQuery,

@@ -30,16 +30,15 @@ export const clientsModule = (app: AppContext) =>
     .use(routePolicy(app))
     .get(
       '/clients',
-      async ({ caller, credential, query }) =>
+      async ({ caller, query }) =>
         // Postgres wrote the JSON already (see listClients); it goes out as is.
-        new Response(await listClients(app.db, caller, query, credential), {
+        new Response(await listClients(app.db, caller, query), {
           headers: { 'content-type': 'application/json; charset=utf-8' },
         }),
       {
         // The one read exempt from the tenant transaction: one statement already confined to the company, on the
-        // hottest path, where the transaction's extra round trips cost a measured share of throughput (README,
-        // "The route policy"); the same statement confirms a remembered key.
-        policy: { permission: 'clients.view', tx: 'none', confirmsKey: true },
+        // hottest path, where the transaction's extra round trips cost a measured share of throughput.
+        policy: { permission: 'clients.view', tx: 'none' },
         query: ClientModel.listQuery,
         response: { 200: ClientModel.list, ...errors(400) },
         detail: detail(
@@ -48,7 +47,7 @@ export const clientsModule = (app: AppContext) =>
         ),
       },
     )
-    .post('/clients', ({ caller, tx, body }) => createClient(tx, caller, body), {
+    .post('/clients', ({ run, body }) => run((tx, caller) => createClient(tx, caller, body)), {
       policy: { permission: 'clients.edit', idempotent: true },
       body: ClientModel.create,
       response: { 201: ClientModel.client, ...errors(422) },
@@ -57,7 +56,7 @@ export const clientsModule = (app: AppContext) =>
         'Each account starts at balance 0; an account without `name` is named after its currency. An unknown tag id is 422 UNKNOWN_TAG.',
       ),
     })
-    .post('/clients/batch', async ({ caller, tx, body }) => ({ data: await createClients(tx, caller, body.clients) }), {
+    .post('/clients/batch', ({ run, body }) => run(async (tx, caller) => ({ data: await createClients(tx, caller, body.clients) })), {
       policy: { permission: 'clients.edit', idempotent: true },
       body: ClientModel.batch,
       response: { 201: ClientModel.batchCreated, ...errors(422) },
@@ -70,20 +69,20 @@ export const clientsModule = (app: AppContext) =>
         ].join('\n\n'),
       ),
     })
-    .get('/clients/:id', ({ caller, tx, params }) => getClient(tx, caller, params.id), {
+    .get('/clients/:id', ({ run, params }) => run((tx, caller) => getClient(tx, caller, params.id)), {
       policy: { permission: 'clients.view' },
       params: IdParams,
       response: { 200: ClientModel.client },
       detail: detail('Get a client', SCOPE),
     })
-    .patch('/clients/:id', ({ caller, tx, params, body }) => updateClient(tx, caller, params.id, body), {
+    .patch('/clients/:id', ({ run, params, body }) => run((tx, caller) => updateClient(tx, caller, params.id, body)), {
       policy: { permission: 'clients.edit', tx: 'write' },
       params: IdParams,
       body: ClientModel.update,
       response: { 200: ClientModel.client },
       detail: detail('Update a client', 'Changes name, description or type.'),
     })
-    .delete('/clients/:id', ({ caller, tx, params }) => deleteClient(tx, caller, params.id), {
+    .delete('/clients/:id', ({ run, params }) => run((tx, caller) => deleteClient(tx, caller, params.id)), {
       policy: { permission: 'clients.edit', tx: 'write' },
       params: IdParams,
       response: { 200: Deleted, ...errors(409) },
@@ -92,7 +91,7 @@ export const clientsModule = (app: AppContext) =>
         'Refused with 409 BALANCE_NOT_ZERO while any of its accounts has a balance other than zero. Afterwards the client is 404 and leaves every list and the balances.',
       ),
     })
-    .post('/clients/:id/accounts', ({ caller, tx, params, body }) => addAccount(tx, caller, params.id, body), {
+    .post('/clients/:id/accounts', ({ run, params, body }) => run((tx, caller) => addAccount(tx, caller, params.id, body)), {
       policy: { permission: 'clients.edit', idempotent: true },
       params: IdParams,
       body: ClientModel.accountCreate,
@@ -101,7 +100,7 @@ export const clientsModule = (app: AppContext) =>
     })
     .post(
       '/clients/:id/tags',
-      async ({ caller, tx, params, body, headers, set }) => {
+      ({ run, params, body, headers, set }) => run(async (tx, caller) => {
         // With an Idempotency-Key the stored first answer wins, so the no-op shortcut is only for calls without one.
         if (headers['idempotency-key'] === undefined) {
           const existing = await findClientTag(tx, caller, params.id, body.tag_id)
@@ -111,7 +110,7 @@ export const clientsModule = (app: AppContext) =>
           }
         }
         return attachTag(tx, caller, params.id, body.tag_id)
-      },
+      }),
       {
         policy: { permission: 'clients.edit', idempotent: true },
         params: IdParams,
@@ -123,24 +122,24 @@ export const clientsModule = (app: AppContext) =>
         ),
       },
     )
-    .delete('/clients/:id/tags/:tagId', ({ caller, tx, params }) => detachTag(tx, caller, params.id, params.tagId), {
+    .delete('/clients/:id/tags/:tagId', ({ run, params }) => run((tx, caller) => detachTag(tx, caller, params.id, params.tagId)), {
       policy: { permission: 'clients.edit', tx: 'write' },
       params: t.Object({ id: Id, tagId: Id }),
       response: { 200: Deleted },
       detail: detail('Take a tag off a client', "`tagId` is the tag's id; 404 when the tag is not on the client."),
     })
-    .get('/tags', async ({ caller, tx }) => ({ data: await listTags(tx, caller) }), {
+    .get('/tags', ({ run }) => run(async (tx, caller) => ({ data: await listTags(tx, caller) })), {
       policy: { permission: 'clients.view' },
       response: { 200: t.Object({ data: t.Array(ClientModel.tag) }) },
       detail: tagDetail("List the company's tags", 'Ordered by name then id.'),
     })
-    .post('/tags', ({ caller, tx, body }) => createTag(tx, caller, body), {
+    .post('/tags', ({ run, body }) => run((tx, caller) => createTag(tx, caller, body)), {
       policy: { permission: 'clients.edit', idempotent: true },
       body: ClientModel.tagCreate,
       response: { 201: ClientModel.tag },
       detail: tagDetail('Create a tag', '`color` is a hex color #RRGGBB.'),
     })
-    .get('/balances', ({ caller, tx }) => balances(tx, caller), {
+    .get('/balances', ({ run }) => run((tx, caller) => balances(tx, caller)), {
       policy: { permission: 'clients.view' },
       response: { 200: ClientModel.balances },
       detail: {

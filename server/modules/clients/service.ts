@@ -2,13 +2,13 @@ import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { fixedStatement, statementsByShape } from '../../../db/statement'
-import { clientScope, keyHolds, type Caller } from '../../access/caller'
+import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, invalid, notFound, unprocessable } from '../../lib/errors'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
-import { confirmHeld, drawnIds, insertOne, insertPlanned, type Credential, type KeyCheckPlans } from '../../lib/write'
+import { drawnIds, insertOne, insertPlanned, type KeyCheckPlans } from '../../lib/write'
 
 type ClientRow = typeof clients.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -90,11 +90,11 @@ export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
  * as JSON numbers straight from `numeric`, the same figure `toJson` gives; the shape is the one `getClient` answers
  * (tests compare them field by field).
  */
-export async function listClients(db: Executor, caller: Caller, q: { page?: number; pageSize?: number; description?: string; type?: number }, credential?: Credential) {
+export async function listClients(db: Executor, caller: Caller, q: { page?: number; pageSize?: number; description?: string; type?: number }) {
   const page = q.page ?? 1
   const pageSize = q.pageSize ?? 50
   const scope = clientScope(caller)
-  const [row] = rowsOf<{ body: string; held: boolean }>(
+  const [row] = rowsOf<{ body: string }>(
     await clientPage(Boolean(scope), q.type !== undefined, Boolean(q.description))(db, {
       company: caller.companyId,
       scope: scope ? arrayLiteral(scope) : null,
@@ -102,11 +102,8 @@ export async function listClients(db: Executor, caller: Caller, q: { page?: numb
       description: q.description ? `%${likeLiteral(q.description)}%` : null,
       limit: pageSize,
       offset: (page - 1) * pageSize,
-      keyPrefix: credential?.prefix ?? null,
-      keyState: credential?.state ?? null,
     }),
   )
-  confirmHeld(credential, row.held)
   return row.body
 }
 
@@ -124,8 +121,6 @@ function clientPageText(scoped: boolean, typed: boolean, described: boolean) {
     description: string | null
     limit: number
     offset: number
-    keyPrefix: string | null
-    keyState: string | null
   }>((p) => {
     // A client scope is read by primary key; `+ 0` keeps the planner from walking the company's index instead, which
     // it would when the company is missing from the statistics (26 ms for 3 scoped clients of 50,000, against 0.2).
@@ -154,7 +149,7 @@ function clientPageText(scoped: boolean, typed: boolean, described: boolean) {
                     'created_at', ${isoSql(sql`t.created_at`)}, 'updated_at', ${isoSql(sql`t.updated_at`)})) order by ct.id)
                 from client_tags ct join tags t on t.id = ct.tag_id where ct.client_id = p.id), '[]'::json)
             ) order by p.name collate "C", p.id) from clients p where p.id in (${pageIds})), '[]'::json),
-          'count', (${count}))::text as body, ${keyHolds(p.keyPrefix, p.keyState)} as held`
+          'count', (${count}))::text as body`
   })
 }
 

@@ -10,7 +10,7 @@ const detail = (summary: string, description?: string) => ({ tags: ['Cost center
 export const costCentersModule = (app: AppContext) =>
   new Elysia({ prefix: '/api' })
     .use(routePolicy(app))
-    .post('/cost-centers', ({ caller, tx, body }) => createCostCenter(tx, caller, body), {
+    .post('/cost-centers', ({ run, body }) => run((tx, caller) => createCostCenter(tx, caller, body)), {
       policy: { permission: 'cost_centers.edit', idempotent: true },
       body: CostCenterModel.create,
       response: { 201: CostCenterModel.costCenter, ...errors(422) },
@@ -21,12 +21,12 @@ export const costCentersModule = (app: AppContext) =>
     })
     .post(
       '/cost-centers/:id/budgets',
-      async ({ caller, tx, params, body, set }) => {
+      ({ run, params, body, set }) => run(async (tx, caller) => {
         const { created, budget } = await upsertBudget(tx, caller, params.id, body)
         // The policy stores the status actually sent, so a replay of an update answers 200 again.
         if (!created) set.status = 200
         return budget
-      },
+      }),
       {
         policy: { permission: 'cost_centers.edit', idempotent: true },
         params: IdParams,
@@ -38,7 +38,7 @@ export const costCentersModule = (app: AppContext) =>
         ),
       },
     )
-    .get('/cost-centers', async ({ caller, tx }) => ({ data: await listCostCenters(tx, caller) }), {
+    .get('/cost-centers', ({ run }) => run(async (tx, caller) => ({ data: await listCostCenters(tx, caller) })), {
       policy: { permission: ['cost_centers.view', 'cost_centers.edit'] },
       response: { 200: CostCenterModel.list },
       detail: detail('List cost centers with their budgets'),

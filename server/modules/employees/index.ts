@@ -12,31 +12,31 @@ const detail = (summary: string) => ({ tags: ['Employees and keys'], summary })
 export const employeesModule = (app: AppContext) =>
   new Elysia({ prefix: '/api' })
     .use(routePolicy(app))
-    .post('/employees', ({ caller, tx, body }) => createEmployee(tx, caller, body), {
+    .post('/employees', ({ run, body }) => run((tx, caller) => createEmployee(tx, caller, body)), {
       policy: { companyKeyOnly: true, idempotent: true },
       body: EmployeeModel.create,
       response: { 201: EmployeeModel.employee, ...errors(400, 409, 422) },
       detail: detail('Create an employee'),
     })
-    .get('/employees', async ({ caller, tx }) => ({ data: await listEmployees(tx, caller) }), {
+    .get('/employees', ({ run }) => run(async (tx, caller) => ({ data: await listEmployees(tx, caller) })), {
       policy: { companyKeyOnly: true },
       response: { 200: t.Object({ data: t.Array(EmployeeModel.employee) }) },
       detail: detail('List employees'),
     })
-    .get('/employees/:id', async ({ caller, tx, params }) => employeeDto(await getEmployee(tx, caller, params.id)), {
+    .get('/employees/:id', ({ run, params }) => run(async (tx, caller) => employeeDto(await getEmployee(tx, caller, params.id))), {
       policy: { companyKeyOnly: true },
       params: IdParams,
       response: { 200: EmployeeModel.employee },
       detail: detail('Get an employee'),
     })
-    .patch('/employees/:id', ({ caller, tx, params, body }) => updateEmployee(tx, caller, params.id, body), {
+    .patch('/employees/:id', ({ run, params, body }) => run((tx, caller) => updateEmployee(tx, caller, params.id, body)), {
       policy: { companyKeyOnly: true, tx: 'write' },
       params: IdParams,
       body: EmployeeModel.update,
       response: { 200: EmployeeModel.employee, ...errors(409, 422) },
       detail: detail('Update an employee'),
     })
-    .delete('/employees/:id', ({ caller, tx, params }) => deleteEmployee(tx, caller, params.id), {
+    .delete('/employees/:id', ({ run, params }) => run((tx, caller) => deleteEmployee(tx, caller, params.id)), {
       policy: { companyKeyOnly: true, tx: 'write' },
       params: IdParams,
       response: { 200: Deleted },
@@ -44,10 +44,10 @@ export const employeesModule = (app: AppContext) =>
     })
     .post(
       '/employees/:id/api-keys',
-      async ({ caller, tx, params, body }) => {
+      ({ run, params, body }) => run(async (tx, caller) => {
         await getEmployee(tx, caller, params.id)
         return issueKey(tx, caller.companyId, params.id, body.name)
-      },
+      }),
       {
         // Not replayable by Idempotency-Key: the secret is never stored, so a second answer could not repeat it.
         policy: { companyKeyOnly: true, tx: 'write', status: 201 },
@@ -57,7 +57,7 @@ export const employeesModule = (app: AppContext) =>
         detail: detail('Issue an employee API key (the secret is shown only once)'),
       },
     )
-    .delete('/api-keys/:id', ({ caller, tx, params }) => revokeKey(tx, caller, params.id), {
+    .delete('/api-keys/:id', ({ run, params }) => run((tx, caller) => revokeKey(tx, caller, params.id)), {
       policy: { companyKeyOnly: true, tx: 'write' },
       params: IdParams,
       response: { 200: Deleted },

@@ -34,7 +34,7 @@ export const exportsModule = (app: AppContext) =>
     .post(
       '/clients/:id/external-grants',
       // Not replayable by Idempotency-Key: the token is never stored, so a second answer could not repeat it.
-      ({ caller, tx, params, body }) => createGrant(tx, caller, params.id, app.clock(), body?.expires_in_days ?? DEFAULT_GRANT_DAYS),
+      ({ run, params, body }) => run((tx, caller) => createGrant(tx, caller, params.id, app.clock(), body?.expires_in_days ?? DEFAULT_GRANT_DAYS)),
       {
         policy: { permission: 'clients.edit', tx: 'write', status: 201 },
         params: IdParams,
@@ -50,7 +50,7 @@ export const exportsModule = (app: AppContext) =>
     )
     .delete(
       '/clients/:id/external-grants/:grantId',
-      ({ caller, tx, params }) => revokeGrant(tx, caller, params.id, params.grantId, app.clock()),
+      ({ run, params }) => run((tx, caller) => revokeGrant(tx, caller, params.id, params.grantId, app.clock())),
       {
         policy: { permission: 'clients.edit', tx: 'write' },
         params: ExportsModel.grantParams,

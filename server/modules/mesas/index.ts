@@ -20,7 +20,7 @@ export const mesasModule = (app: AppContext) => {
   followLedger(app.events)
   return new Elysia({ prefix: '/api/mesas' })
     .use(routePolicy(app))
-    .post('', ({ caller, tx, body }) => createMesa(tx, caller, body), {
+    .post('', ({ run, body }) => run((tx, caller) => createMesa(tx, caller, body)), {
       policy: { module: 'mesas', permission: 'mesas.manage', idempotent: true },
       body: MesaModel.create,
       response: { 201: MesaModel.mesa, ...errors(422) },
@@ -31,18 +31,18 @@ export const mesasModule = (app: AppContext) => {
           'With blotter_feed_mode auto the feed is applied at once to operations already on the accounts.',
       ),
     })
-    .get('', async ({ caller, tx }) => ({ data: await listMesas(tx, caller) }), {
+    .get('', ({ run }) => run(async (tx, caller) => ({ data: await listMesas(tx, caller) })), {
       policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       response: { 200: t.Object({ data: t.Array(MesaModel.mesa) }) },
       detail: detail('List live mesas'),
     })
-    .get('/:id', ({ caller, tx, params }) => readMesa(tx, caller, params.id), {
+    .get('/:id', ({ run, params }) => run((tx, caller) => readMesa(tx, caller, params.id)), {
       policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       response: { 200: MesaModel.mesa },
       detail: detail('Get a mesa'),
     })
-    .patch('/:id', ({ caller, tx, params, body }) => updateMesa(tx, caller, params.id, body), {
+    .patch('/:id', ({ run, params, body }) => run((tx, caller) => updateMesa(tx, caller, params.id, body)), {
       policy: { module: 'mesas', permission: 'mesas.manage', tx: 'write' },
       params: IdParams,
       body: MesaModel.update,
@@ -52,13 +52,13 @@ export const mesasModule = (app: AppContext) => {
         'Currencies can change only while the blotter is empty (else 409 CONFLICT); account_ids replaces the set with the same checks as create.',
       ),
     })
-    .delete('/:id', ({ caller, tx, params }) => deleteMesa(tx, caller, params.id), {
+    .delete('/:id', ({ run, params }) => run((tx, caller) => deleteMesa(tx, caller, params.id)), {
       policy: { module: 'mesas', permission: 'mesas.manage', tx: 'write' },
       params: IdParams,
       response: { 200: Deleted },
       detail: detail('Delete a mesa (soft); its accounts become free for other mesas'),
     })
-    .get('/:id/infer', ({ caller, tx, params, query }) => infer(tx, caller, params.id, query.operation_id), {
+    .get('/:id/infer', ({ run, params, query }) => run((tx, caller) => infer(tx, caller, params.id, query.operation_id)), {
       policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       query: MesaModel.inferQuery,
@@ -66,7 +66,7 @@ export const mesasModule = (app: AppContext) => {
       detail: detail('Infer the trade of an operation', INFER_NOTE),
     })
     // A POST that only reads: the permission of the reads.
-    .post('/:id/infer', ({ caller, tx, params, query, body }) => infer(tx, caller, params.id, body?.operation_id ?? query.operation_id), {
+    .post('/:id/infer', ({ run, params, query, body }) => run((tx, caller) => infer(tx, caller, params.id, body?.operation_id ?? query.operation_id)), {
       policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       query: MesaModel.inferQuery,
@@ -74,7 +74,7 @@ export const mesasModule = (app: AppContext) => {
       response: { 200: MesaModel.inference, ...errors(422) },
       detail: detail('Infer the trade of an operation', `${INFER_NOTE} operation_id may come in the query or in the body (the body wins). Reads only.`),
     })
-    .get('/:id/suggestions', async ({ caller, tx, params }) => ({ data: await suggestions(tx, caller, params.id) }), {
+    .get('/:id/suggestions', ({ run, params }) => run(async (tx, caller) => ({ data: await suggestions(tx, caller, params.id) })), {
       policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       response: { 200: t.Object({ data: t.Array(MesaModel.suggestion) }) },
@@ -83,13 +83,13 @@ export const mesasModule = (app: AppContext) => {
         'match_kind: exact for one clean leg pair; fx_close when fx is within 2% of the average fx of the mesa\'s last 10 lines; otherwise partial. Oldest operation first.',
       ),
     })
-    .get('/:id/lines', async ({ caller, tx, params }) => ({ data: await listLines(tx, caller, params.id) }), {
+    .get('/:id/lines', ({ run, params }) => run(async (tx, caller) => ({ data: await listLines(tx, caller, params.id) })), {
       policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       response: { 200: t.Object({ data: t.Array(MesaModel.line) }) },
       detail: detail('The blotter, by trade time'),
     })
-    .post('/:id/lines', ({ caller, tx, params, body }) => createLine(tx, caller, params.id, body, app.clock()), {
+    .post('/:id/lines', ({ run, params, body }) => run((tx, caller) => createLine(tx, caller, params.id, body, app.clock())), {
       policy: { module: 'mesas', permission: 'mesas.manage', idempotent: true },
       params: IdParams,
       body: MesaModel.lineCreate,
@@ -100,13 +100,13 @@ export const mesasModule = (app: AppContext) => {
           '`{ side, local_amount, quote_amount, traded_at? }` fabricates a line linked to no operation (source fabricated; amounts positive; traded_at defaults to now).',
       ),
     })
-    .delete('/:id/lines/:lineId', ({ caller, tx, params }) => deleteLine(tx, caller, params.id, params.lineId), {
+    .delete('/:id/lines/:lineId', ({ run, params }) => run((tx, caller) => deleteLine(tx, caller, params.id, params.lineId)), {
       policy: { module: 'mesas', permission: 'mesas.manage', tx: 'write' },
       params: LineParams,
       response: { 200: Deleted },
       detail: detail('Remove a blotter line', 'Touches no operation and no balance.'),
     })
-    .get('/:id/position', ({ caller, tx, params }) => position(tx, caller, params.id), {
+    .get('/:id/position', ({ run, params }) => run((tx, caller) => position(tx, caller, params.id)), {
       policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
       response: { 200: MesaModel.position },

@@ -11,7 +11,7 @@ const detail = (summary: string, description: string) => ({ tags: ['Messaging to
 export const messagingModule = (app: AppContext) =>
   new Elysia({ prefix: '/api/messaging' })
     .use(routePolicy(app))
-    .post('/tools', ({ caller, tx, body }) => createTool(tx, caller, body), {
+    .post('/tools', ({ run, body }) => run((tx, caller) => createTool(tx, caller, body)), {
       policy: { permission: 'messaging.manage', idempotent: true },
       body: MessagingModel.create,
       response: { 201: MessagingModel.tool, ...errors(409, 422) },
@@ -24,31 +24,31 @@ export const messagingModule = (app: AppContext) =>
           'Money in `fixed_config` (`amount`, `quoteAmount`, `fx`, `transactions[].amount`) is accepted as a number or decimal string and answered as a JSON number.',
       ),
     })
-    .get('/tools', async ({ caller, tx }) => ({ data: await listTools(tx, caller) }), {
+    .get('/tools', ({ run }) => run(async (tx, caller) => ({ data: await listTools(tx, caller) })), {
       policy: { permission: 'messaging.manage' },
       response: { 200: MessagingModel.list },
       detail: detail('List messaging tools', 'Disabled tools are included, deleted ones are not.'),
     })
-    .get('/tools/:id', async ({ caller, tx, params }) => toolDto(await getToolRow(tx, caller, params.id)), {
+    .get('/tools/:id', ({ run, params }) => run(async (tx, caller) => toolDto(await getToolRow(tx, caller, params.id))), {
       policy: { permission: 'messaging.manage' },
       params: IdParams,
       response: { 200: MessagingModel.tool },
       detail: detail('Get a messaging tool', '404 when missing, deleted or of another company.'),
     })
-    .patch('/tools/:id', ({ caller, tx, params, body }) => updateTool(tx, caller, params.id, body), {
+    .patch('/tools/:id', ({ run, params, body }) => run((tx, caller) => updateTool(tx, caller, params.id, body)), {
       policy: { permission: 'messaging.manage', tx: 'write' },
       params: IdParams,
       body: MessagingModel.update,
       response: { 200: MessagingModel.tool, ...errors(409, 422) },
       detail: detail('Update a messaging tool', 'Same rules as create; the slug changes only when `slug` is sent.'),
     })
-    .delete('/tools/:id', ({ caller, tx, params }) => deleteTool(tx, caller, params.id), {
+    .delete('/tools/:id', ({ run, params }) => run((tx, caller) => deleteTool(tx, caller, params.id)), {
       policy: { permission: 'messaging.manage', tx: 'write' },
       params: IdParams,
       response: { 200: MessagingModel.deleted },
       detail: detail('Delete a messaging tool (soft)', 'Later reads answer 404 and the slug is free again.'),
     })
-    .post('/tools/:id/run', ({ caller, tx, params, body }) => runTool(tx, caller, params.id, body), {
+    .post('/tools/:id/run', ({ run, params, body }) => run((tx, caller) => runTool(tx, caller, params.id, body)), {
       policy: { permission: ['messaging.run', 'messaging.manage'], idempotent: true },
       params: IdParams,
       body: MessagingModel.run,

@@ -25,7 +25,7 @@ const description = [
 export const metricsModule = (app: AppContext) =>
   new Elysia({ prefix: '/api' })
     .use(routePolicy(app))
-    .get('/metrics/home', ({ caller, tx }) => homeMetrics(app.database, tx, caller, app.clock()), {
+    .get('/metrics/home', ({ run }) => run((tx, caller) => homeMetrics(app.database, tx, caller, app.clock())), {
       policy: { permission: 'metrics.view', tx: 'snapshot' },
       response: { 200: MetricsModel.home },
       detail: { tags: ['Home metrics'], summary: 'Day P&L per mesa, commissions and cost-center budgets for today', description },

@@ -29,7 +29,7 @@ export const operationsModule = (app: AppContext) =>
     .use(routePolicy(app))
     .get(
       '/operation-types',
-      async ({ caller, tx }) => ({ data: await listOperationTypes(tx, caller) }),
+      ({ run }) => run(async (tx, caller) => ({ data: await listOperationTypes(tx, caller) })),
       {
         policy: { permission: ['operations.view', 'operations.create'] },
         response: { 200: t.Object({ data: t.Array(OperationModel.operationType) }) },
@@ -38,7 +38,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .post(
       '/operation-types',
-      ({ caller, tx, body }) => createOperationType(tx, caller, body),
+      ({ run, body }) => run((tx, caller) => createOperationType(tx, caller, body)),
       {
         policy: { permission: 'operations.create', idempotent: true },
         body: OperationModel.operationTypeCreate,
@@ -48,7 +48,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .get(
       '/transaction-types',
-      async ({ caller, tx }) => ({ data: await listTransactionTypes(tx, caller) }),
+      ({ run }) => run(async (tx, caller) => ({ data: await listTransactionTypes(tx, caller) })),
       {
         policy: { permission: ['operations.view', 'operations.create'] },
         response: { 200: t.Object({ data: t.Array(OperationModel.transactionType) }) },
@@ -57,7 +57,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .post(
       '/transaction-types',
-      ({ caller, tx, body }) => createTransactionType(tx, caller, body),
+      ({ run, body }) => run((tx, caller) => createTransactionType(tx, caller, body)),
       {
         policy: { permission: 'operations.create', idempotent: true },
         body: OperationModel.transactionTypeCreate,
@@ -71,7 +71,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .post(
       '/operations',
-      ({ caller, tx, body }) => createOperation(tx, caller, body),
+      ({ run, body }) => run((tx, caller) => createOperation(tx, caller, body)),
       {
         policy: { permission: 'operations.create', idempotent: true },
         body: OperationModel.create,
@@ -91,7 +91,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .post(
       '/operations/batch',
-      async ({ caller, tx, body }) => ({ data: await createOperations(tx, caller, body.operations) }),
+      ({ run, body }) => run(async (tx, caller) => ({ data: await createOperations(tx, caller, body.operations) })),
       {
         policy: { permission: 'operations.create', idempotent: true },
         body: OperationModel.batch,
@@ -110,7 +110,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .get(
       '/operations',
-      ({ caller, tx, query }) => listOperations(tx, caller, query, app.store),
+      ({ run, query }) => run((tx, caller) => listOperations(tx, caller, query, app.store)),
       {
         policy: { permission: 'operations.view' },
         query: OperationModel.listQuery,
@@ -124,7 +124,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .get(
       '/operations/:id',
-      ({ caller, tx, params }) => getOperation(tx, caller, params.id, app.store),
+      ({ run, params }) => run((tx, caller) => getOperation(tx, caller, params.id, app.store)),
       {
         policy: { permission: 'operations.view' },
         params: IdParams,
@@ -134,7 +134,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .post(
       '/operations/:id/approve',
-      ({ caller, tx, params }) => approveOperation(tx, caller, params.id),
+      ({ run, params }) => run((tx, caller) => approveOperation(tx, caller, params.id)),
       {
         policy: { permission: 'operations.approve', tx: 'write' },
         params: IdParams,
@@ -148,7 +148,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .post(
       '/operations/:id/revert',
-      ({ caller, tx, params }) => revertOperation(tx, caller, params.id),
+      ({ run, params }) => run((tx, caller) => revertOperation(tx, caller, params.id)),
       {
         policy: { permission: 'operations.approve', tx: 'write' },
         params: IdParams,
@@ -162,7 +162,7 @@ export const operationsModule = (app: AppContext) =>
     )
     .post(
       '/operations/:id/cancel',
-      ({ caller, tx, params }) => cancelOperation(tx, caller, params.id),
+      ({ run, params }) => run((tx, caller) => cancelOperation(tx, caller, params.id)),
       {
         policy: { permission: 'operations.approve', tx: 'write' },
         params: IdParams,

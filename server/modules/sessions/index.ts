@@ -73,10 +73,10 @@ export const sessionsModule = (app: AppContext) =>
     })
     .delete(
       '/current',
-      async ({ caller, tx, set }) => {
+      ({ run, set }) => run(async (tx, caller) => {
         await endSession(tx, signedIn(caller).session.id, app.clock())
         set.headers['set-cookie'] = clearedCookie(app.config.publicBaseUrl)
-      },
+      }),
       {
         policy: { tx: 'write', status: 204 },
         // 403: a sign-out sent with the cookie from another origin.

@@ -53,66 +53,66 @@ const staff = (app: AppContext) => {
   const hub = ventanillaHub(app)
   return new Elysia({ prefix: '/api/ventanilla' })
     .use(routePolicy(app))
-    .get('/settings', ({ caller, tx }) => getSettings(tx, caller), {
+    .get('/settings', ({ run }) => run((tx, caller) => getSettings(tx, caller)), {
       policy: MANAGE,
       response: { 200: M.settings },
       detail: doc('Screen settings', 'Defaults until first saved: no display name, no logo, the company time zone, sound and speech on, `first_last_initial`, priority `first`.'),
     })
-    .put('/settings', ({ caller, tx, body }) => putSettings(tx, caller, body, app.clock()), {
+    .put('/settings', ({ run, body }) => run((tx, caller) => putSettings(tx, caller, body, app.clock())), {
       policy: { ...MANAGE, tx: 'write' },
       body: M.settingsPut,
       response: { 200: M.settings, ...errors(400) },
       detail: doc('Replace the screen settings', 'An omitted `priorityMode` is `first`.'),
     })
-    .put('/rates', ({ caller, tx, body }) => putRates(tx, caller, body, app.clock()), {
+    .put('/rates', ({ run, body }) => run((tx, caller) => putRates(tx, caller, body, app.clock())), {
       policy: { ...MANAGE, tx: 'write' },
       body: M.ratesPut,
       response: { 200: M.rates, ...errors(400) },
       detail: doc('Replace the rates board', 'The list replaces the board in its order; `mid` = (buy + sell) / 2, computed exactly.'),
     })
-    .get('/services', async ({ caller, tx }) => ({ data: await listServices(tx, caller) }), {
+    .get('/services', ({ run }) => run(async (tx, caller) => ({ data: await listServices(tx, caller) })), {
       policy: MANAGE,
       response: { 200: t.Object({ data: t.Array(M.service) }) },
       detail: doc('List services'),
     })
-    .post('/services', ({ caller, tx, body }) => createService(tx, caller, body, app.clock()), {
+    .post('/services', ({ run, body }) => run((tx, caller) => createService(tx, caller, body, app.clock())), {
       policy: { ...MANAGE, idempotent: true },
       body: M.serviceCreate,
       response: { 201: M.service, ...errors(400, 409) },
       detail: doc('Create a service', 'A live service with the same prefix → 409 `PREFIX_TAKEN`.'),
     })
-    .patch('/services/:id', ({ caller, tx, params, body }) => updateService(tx, caller, params.id, body, app.clock()), {
+    .patch('/services/:id', ({ run, params, body }) => run((tx, caller) => updateService(tx, caller, params.id, body, app.clock())), {
       policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
       body: M.serviceUpdate,
       response: { 200: M.service, ...errors(400, 404, 409) },
       detail: doc('Update a service'),
     })
-    .delete('/services/:id', ({ caller, tx, params }) => deleteService(tx, caller, params.id, app.clock()), {
+    .delete('/services/:id', ({ run, params }) => run((tx, caller) => deleteService(tx, caller, params.id, app.clock())), {
       policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
       response: { 200: Deleted, ...errors(400, 404) },
       detail: doc('Delete a service (soft)', 'Its waiting tickets are no longer called.'),
     })
     // Token issuing is not replayable by Idempotency-Key: only the token's digest is stored, so a second answer could not repeat it.
-    .post('/tokens', ({ caller, tx, body }) => createToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock()), {
+    .post('/tokens', ({ run, body }) => run((tx, caller) => createToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock())), {
       policy: { ...MANAGE, tx: 'write', status: 201 },
       body: M.tokenCreate,
       response: { 201: M.issuedToken, ...errors(400) },
       detail: doc('Issue a kiosk token', 'The token (at least 128 random bits) is shown only in this answer; only its digest is stored.'),
     })
-    .get('/tokens', async ({ caller, tx }) => ({ data: await listTokens(tx, caller) }), {
+    .get('/tokens', ({ run }) => run(async (tx, caller) => ({ data: await listTokens(tx, caller) })), {
       policy: MANAGE,
       response: { 200: t.Object({ data: t.Array(M.token) }) },
       detail: doc('List live kiosk tokens (without their values)'),
     })
-    .delete('/tokens/:id', ({ caller, tx, params }) => revokeToken(tx, caller, params.id, app.clock()), {
+    .delete('/tokens/:id', ({ run, params }) => run((tx, caller) => revokeToken(tx, caller, params.id, app.clock())), {
       policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
       response: { 200: Deleted, ...errors(400, 404) },
       detail: doc('Revoke a kiosk token', 'Its public snapshot answers 404 and its open streams get `event: revoked` and end.'),
     })
-    .post('/dispenser-tokens', ({ caller, tx, body }) => createDispenserToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock()), {
+    .post('/dispenser-tokens', ({ run, body }) => run((tx, caller) => createDispenserToken(tx, caller, body.name, app.config.publicBaseUrl, app.clock())), {
       policy: { ...MANAGE, tx: 'write', status: 201 },
       body: M.tokenCreate,
       response: { 201: M.issuedDispenserToken, ...errors(400) },
@@ -121,12 +121,12 @@ const staff = (app: AppContext) => {
         'For a ticket dispenser (`dispenser_url`, `/dispenser/{token}`). The token is shown only in this answer; only its digest is stored, so it is not replayable by Idempotency-Key.',
       ),
     })
-    .get('/dispenser-tokens', async ({ caller, tx }) => ({ data: await listDispenserTokens(tx, caller) }), {
+    .get('/dispenser-tokens', ({ run }) => run(async (tx, caller) => ({ data: await listDispenserTokens(tx, caller) })), {
       policy: MANAGE,
       response: { 200: t.Object({ data: t.Array(M.token) }) },
       detail: doc('List live dispenser tokens (without their values)'),
     })
-    .delete('/dispenser-tokens/:id', ({ caller, tx, params }) => revokeDispenserToken(tx, caller, params.id, app.clock()), {
+    .delete('/dispenser-tokens/:id', ({ run, params }) => run((tx, caller) => revokeDispenserToken(tx, caller, params.id, app.clock())), {
       policy: { ...MANAGE, tx: 'write' },
       params: IdParams,
       response: { 200: Deleted, ...errors(400, 404) },
@@ -134,13 +134,13 @@ const staff = (app: AppContext) => {
     })
     .get(
       '/stats',
-      async ({ caller, tx, query }) => {
+      ({ run, query }) => run(async (tx, caller) => {
         const today = query.from && query.to ? '' : await companyToday(tx, caller, app.clock())
         const from = query.from ?? today
         const to = query.to ?? today
         if (from > to) throw invalid('`from` is after `to`', [{ field: 'from', message: 'must not be after to' }])
         return { data: await stats(app.database, tx, caller, from, to) }
-      },
+      }),
       {
         policy: { ...MANAGE, tx: 'snapshot' },
         query: M.statsQuery,
@@ -151,7 +151,7 @@ const staff = (app: AppContext) => {
         ),
       },
     )
-    .post('/tickets', ({ caller, tx, body }) => createTicket(tx, caller, body, app.clock()), {
+    .post('/tickets', ({ run, body }) => run((tx, caller) => createTicket(tx, caller, body, app.clock())), {
       policy: { ...CALL, idempotent: true },
       body: M.ticketCreate,
       response: { 201: M.ticket, ...errors(400, 409, 422) },
@@ -160,7 +160,7 @@ const staff = (app: AppContext) => {
         'Numbered `<prefix>-001`, `-002`, … per service, restarting each day in the screen time zone. Unknown or deleted service → 422 `UNKNOWN_SERVICE`.',
       ),
     })
-    .post('/calls', ({ caller, tx, body }) => callNext(app.database, tx, caller, body, app.clock()), {
+    .post('/calls', ({ run, body }) => run((tx, caller) => callNext(app.database, tx, caller, body, app.clock())), {
       policy: { ...CALL, idempotent: true },
       body: M.callCreate,
       response: { 201: M.ticket, ...errors(400, 409, 422) },
@@ -169,26 +169,26 @@ const staff = (app: AppContext) => {
         'Calls the next waiting ticket (of `service_id` when given) to `desk` and answers it with status `called`: with `priorityMode` `first` priority tickets first, each group oldest first. Nobody waiting → 409 `QUEUE_EMPTY`.',
       ),
     })
-    .post('/tickets/:id/call', ({ caller, tx, params, body }) => recallTicket(tx, caller, params.id, body.desk, app.clock()), {
+    .post('/tickets/:id/call', ({ run, params, body }) => run((tx, caller) => recallTicket(tx, caller, params.id, body.desk, app.clock())), {
       policy: { ...CALL, tx: 'write' },
       params: IdParams,
       body: M.recall,
       response: { 200: M.ticket, ...errors(400, 404, 409) },
       detail: doc('Call a ticket (again)', 'Works on waiting, called and no-show tickets; a finished ticket → 409 `INVALID_TICKET_STATUS`.'),
     })
-    .post('/tickets/:id/finish', ({ caller, tx, params }) => finishTicket(tx, caller, params.id, app.clock()), {
+    .post('/tickets/:id/finish', ({ run, params }) => run((tx, caller) => finishTicket(tx, caller, params.id, app.clock())), {
       policy: { ...CALL, tx: 'write' },
       params: IdParams,
       response: { 200: M.ticket, ...errors(400, 404, 409) },
       detail: doc('Finish a called ticket', 'A ticket that is not `called` → 409 `INVALID_TICKET_STATUS`.'),
     })
-    .post('/tickets/:id/no-show', ({ caller, tx, params }) => noShowTicket(tx, caller, params.id, app.clock()), {
+    .post('/tickets/:id/no-show', ({ run, params }) => run((tx, caller) => noShowTicket(tx, caller, params.id, app.clock())), {
       policy: { ...CALL, tx: 'write' },
       params: IdParams,
       response: { 200: M.ticket, ...errors(400, 404, 409) },
       detail: doc('Mark a ticket as no-show', 'From `waiting` or `called`; otherwise 409 `INVALID_TICKET_STATUS`.'),
     })
-    .post('/tickets/:id/transfer', ({ caller, tx, params, body }) => transferTicket(tx, caller, params.id, body.service_id, app.clock()), {
+    .post('/tickets/:id/transfer', ({ run, params, body }) => run((tx, caller) => transferTicket(tx, caller, params.id, body.service_id, app.clock())), {
       policy: { ...CALL, tx: 'write' },
       params: IdParams,
       body: M.transfer,
@@ -198,7 +198,7 @@ const staff = (app: AppContext) => {
         'The ticket waits in the other service with the same number and the same place in line (`created_at`). A finished or no-show ticket → 409 `TICKET_CLOSED`; an unknown, deleted or other company\'s service → 404 `NOT_FOUND`.',
       ),
     })
-    .get('/queue', async ({ caller, tx }) => ({ data: await staffQueue(app.database, caller.companyId, tx) }), {
+    .get('/queue', ({ run }) => run(async (tx, caller) => ({ data: await staffQueue(app.database, caller.companyId, tx) })), {
       policy: CALL,
       response: { 200: M.queue },
       detail: doc('The waiting queue of every service', 'Waiting tickets in the order they will be called, with full customer names (staff only).'),

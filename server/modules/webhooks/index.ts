@@ -65,7 +65,7 @@ export const webhooksModule = (app: AppContext) => {
   const cfg = app.config.webhooks
   return new Elysia({ prefix: '/api' })
     .use(routePolicy(app))
-    .get('/events', ({ caller, tx, query }) => listEvents(tx, caller.companyId, query), {
+    .get('/events', ({ run, query }) => run((tx, caller) => listEvents(tx, caller.companyId, query)), {
       // A write transaction: the read gives positions to newly committed events before paging.
       policy: { ...manage, tx: 'write' },
       query: WebhookModel.eventQuery,
@@ -78,11 +78,11 @@ export const webhooksModule = (app: AppContext) => {
     })
     .get(
       '/events/:id',
-      async ({ caller, tx, params }) => {
+      ({ run, params }) => run(async (tx, caller) => {
         const event = await getEvent(tx, caller.companyId, params.id)
         if (!event) throw notFound('Event')
         return event
-      },
+      }),
       {
         policy: manage,
         params: WebhookModel.eventParams,
@@ -92,11 +92,11 @@ export const webhooksModule = (app: AppContext) => {
     )
     .post(
       '/events/:id/resend',
-      async ({ caller, tx, params, body }) => {
+      ({ run, params, body }) => run(async (tx, caller) => {
         const resent = await resendEvent(tx, caller, params.id, body?.endpoint_id)
         if (resent.endpoint_ids.length) wakeAfterCommit(app, tx)
         return resent
-      },
+      }),
       {
         policy: { ...manage, tx: 'write', status: 202 },
         params: WebhookModel.eventParams,
@@ -112,7 +112,7 @@ export const webhooksModule = (app: AppContext) => {
     )
     .post(
       '/webhook-endpoints',
-      async ({ caller, tx, body, request, path, set }) => {
+      ({ run, body, request, path, set }) => run(async (tx, caller) => {
         // Claimed here rather than by the policy: the stored answer must hold the secret sealed, never in clear.
         const key = request.headers.get('idempotency-key')
         if (key !== null) {
@@ -127,7 +127,7 @@ export const webhooksModule = (app: AppContext) => {
         if (key !== null) await keepAnswer(tx, caller.companyId, key, { ...created, secret: sealSecret(app.config.signingSecret, created.secret) })
         set.status = 201
         return created
-      },
+      }),
       {
         policy: { ...manage, tx: 'write', status: 201 },
         body: WebhookModel.create,
@@ -147,12 +147,12 @@ export const webhooksModule = (app: AppContext) => {
         },
       },
     )
-    .get('/webhook-endpoints', ({ caller, tx }) => listEndpoints(tx, caller), {
+    .get('/webhook-endpoints', ({ run }) => run((tx, caller) => listEndpoints(tx, caller)), {
       policy: manage,
       response: { 200: WebhookModel.list },
       detail: { tags: tags.endpoints, summary: 'List webhook endpoints (without secrets)' },
     })
-    .get('/webhook-endpoints/:id', ({ caller, tx, params }) => getEndpoint(tx, caller, params.id), {
+    .get('/webhook-endpoints/:id', ({ run, params }) => run((tx, caller) => getEndpoint(tx, caller, params.id)), {
       policy: manage,
       params: WebhookModel.params,
       response: { 200: WebhookModel.endpoint },
@@ -160,12 +160,12 @@ export const webhooksModule = (app: AppContext) => {
     })
     .patch(
       '/webhook-endpoints/:id',
-      async ({ caller, tx, params, body }) => {
+      ({ run, params, body }) => run(async (tx, caller) => {
         const updated = await updateEndpoint(tx, caller, cfg, params.id, body)
         // Deliveries held while it was disabled go out as soon as it is enabled again.
         if (updated.enabled) wakeAfterCommit(app, tx)
         return updated
-      },
+      }),
       {
         policy: { ...manage, tx: 'write' },
         params: WebhookModel.params,
@@ -174,13 +174,13 @@ export const webhooksModule = (app: AppContext) => {
         detail: { tags: tags.endpoints, summary: 'Change a webhook endpoint', description: 'Events recorded while an endpoint is disabled are not queued for it: catch up with `GET /api/events`.' },
       },
     )
-    .delete('/webhook-endpoints/:id', ({ caller, tx, params }) => deleteEndpoint(tx, caller, params.id), {
+    .delete('/webhook-endpoints/:id', ({ run, params }) => run((tx, caller) => deleteEndpoint(tx, caller, params.id)), {
       policy: { ...manage, tx: 'write' },
       params: WebhookModel.params,
       response: { 200: WebhookModel.deleted },
       detail: { tags: tags.endpoints, summary: 'Delete a webhook endpoint (soft)', description: 'Nothing more is sent to it; later reads answer 404.' },
     })
-    .post('/webhook-endpoints/:id/rotate-secret', ({ caller, tx, params }) => rotateSecret(tx, caller, app.config.signingSecret, params.id), {
+    .post('/webhook-endpoints/:id/rotate-secret', ({ run, params }) => run((tx, caller) => rotateSecret(tx, caller, app.config.signingSecret, params.id)), {
       policy: { ...manage, tx: 'write', status: 200 },
       params: WebhookModel.params,
       response: { 200: WebhookModel.rotated },
@@ -190,13 +190,13 @@ export const webhooksModule = (app: AppContext) => {
         description: 'The new secret signs from now on; the one it replaces also signs (a second signature in `webhook-signature`) for 24 h, so a receiver can switch over without losing a delivery.',
       },
     })
-    .post('/webhook-endpoints/:id/test', ({ caller, tx, params }) => sendTest(tx, caller, params.id), {
+    .post('/webhook-endpoints/:id/test', ({ run, params }) => run((tx, caller) => sendTest(tx, caller, params.id)), {
       policy: { ...manage, tx: 'write', status: 202 },
       params: WebhookModel.params,
       response: { 202: WebhookModel.tested },
       detail: { tags: tags.endpoints, summary: 'Send a test ping', description: 'Records a `webhook.test` event (its object is the endpoint) queued for this endpoint only.' },
     })
-    .get('/webhook-endpoints/:id/attempts', ({ caller, tx, params, query }) => listAttempts(tx, caller, params.id, query), {
+    .get('/webhook-endpoints/:id/attempts', ({ run, params, query }) => run((tx, caller) => listAttempts(tx, caller, params.id, query)), {
       policy: manage,
       params: WebhookModel.params,
       query: WebhookModel.attemptQuery,
