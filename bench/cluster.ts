@@ -20,7 +20,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { inlining, openDatabase } from '../db/client'
+import { openDatabase } from '../db/client'
 import { alternating, distinctPorts, envNumber, figure, type Figure, load, printFigures, rate, SIGNING_SECRET, timed } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { startMainServer } from './lib/server'
@@ -173,20 +173,19 @@ async function main() {
     }
 
     // Where transaction pooling's cost lies: one approve's own statements (captured from the route) replayed one
-    // transaction at a time on one connection, each on a fresh pending operation, with prepared statements, with the
-    // parameters written in as literals (what DATABASE_POOL_MODE=transaction sends) and as plain unnamed statements.
+    // transaction at a time on one connection, each on a fresh pending operation, with prepared statements and as plain
+    // unnamed statements (what DATABASE_POOL_MODE=transaction sends).
     // No HTTP, no pooler, no concurrency: what is left is round trips and the database's parse and plan.
     const [captureId] = await seedOps(1, 'pending', ACCOUNTS)
     const approve = await captureRoute(dbUrl, `/api/operations/${captureId}/approve`, key, { method: 'POST' })
     const withId = (id: number) => aboutOperation(approve, captureId, id)
     const replayers = {
       prepared: postgres(dbUrl, { max: 1, onnotice: () => {} }),
-      literals: inlining(postgres(dbUrl, { max: 1, prepare: false, onnotice: () => {} })),
       unnamed: postgres(dbUrl, { max: 1, prepare: false, onnotice: () => {} }),
     }
-    const replayIds = await seedOps(REPLAYS * 3 * 2, 'pending', ACCOUNTS)
-    const replayMs: Record<string, number[]> = { prepared: [], literals: [], unnamed: [] }
-    await alternating(2 * ROUNDS, ['prepared', 'literals', 'unnamed'] as const, async (mode, round) => {
+    const replayIds = await seedOps(REPLAYS * 2 * 2, 'pending', ACCOUNTS)
+    const replayMs: Record<string, number[]> = { prepared: [], unnamed: [] }
+    await alternating(2 * ROUNDS, ['prepared', 'unnamed'] as const, async (mode, round) => {
       const started = performance.now()
       for (let i = 0; i < REPLAYS / ROUNDS; i++) await replay(replayers[mode], withId(replayIds.pop()!))
       // The first round of each mode warms its connection (catalog caches, prepared statements).
@@ -212,7 +211,6 @@ async function main() {
       figure('reads/s, 1 process, shared rate limit on (ceiling: off)', mean(`read ${limited.name}`), mean(`read ${one.name}`), 'req/s', 'ratio >= 0.9'),
     ]
     figures.push(
-      figure('ms per approve transaction replayed on one connection, parameters as literals (ceiling: prepared statements)', replayMean('literals'), replayMean('prepared'), 'ms', null),
       figure('ms per approve transaction replayed on one connection, unnamed statements with parameters (ceiling: prepared statements)', replayMean('unnamed'), replayMean('prepared'), 'ms', null),
     )
     printFigures(figures)

@@ -3,7 +3,6 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import type { ExtractTablesWithRelations } from 'drizzle-orm'
-import { inlineParameters } from './literals'
 
 /**
  * Without the relational query API (`db.query.…`), which nothing uses: given the schema, drizzle builds a query
@@ -76,40 +75,14 @@ export function preparing<T extends object>(client: T, texts = new Set<string>()
   return client
 }
 
-/**
- * Statements with their parameters written in as literals (db/literals.ts), for transaction pooling where nothing
- * can be prepared: one round trip per statement instead of two. They still go out on the extended protocol (Parse,
- * Bind, Execute), which takes one statement per text, never the simple protocol's several. Transactions and
- * savepoints hand out their own query functions, which get the same treatment.
- */
-export function inlining<T extends object>(client: T): T {
-  const sql = client as unknown as Record<string, (...args: unknown[]) => unknown>
-  const unsafe = sql.unsafe.bind(client)
-  sql.unsafe = (...args: unknown[]) => {
-    const [text, params, options] = args as [string, unknown, Record<string, unknown> | undefined]
-    if (!Array.isArray(params) || params.length === 0) return unsafe(...args)
-    const inlined = inlineParameters(text, params)
-    return inlined === null ? unsafe(...args) : unsafe(inlined, [], { ...options, simple: false })
-  }
-  for (const name of ['begin', 'savepoint']) {
-    const original = sql[name]?.bind(client)
-    if (!original) continue
-    sql[name] = (...args: unknown[]) => {
-      const fn = args.pop() as (inner: object) => unknown
-      return original(...args, (inner: object) => fn(inlining(inner)))
-    }
-  }
-  return client
-}
-
 export interface DatabaseOptions {
   url?: string
   dataDir?: string
   poolMax?: number
   /**
    * `transaction` when `url` reaches Postgres through a pooler in transaction pooling (PgBouncer): nothing may rely
-   * on session state between transactions, so no named prepared statements (parameters are written into the text
-   * as literals instead, see `inlining`); LISTEN and the migration lock then go through `directUrl`.
+   * on session state between transactions, so no named prepared statements (postgres.js `prepare: false`, as that
+   * driver documents for transaction pooling); LISTEN and the migration lock then go through `directUrl`.
    */
   poolMode?: 'session' | 'transaction'
   /** A connection to Postgres itself, for what needs one session; `url` when absent. */
@@ -242,7 +215,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
   }
 
   const base = connect(postgres, url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
-  const client = pooled ? unpipelined(inlining(base), poolMax) : preparing(base)
+  const client = pooled ? unpipelined(base, poolMax) : preparing(base)
   // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
   let listener: ReturnType<Postgres> | null = pooled ? null : client
   const db = drizzle(client) as unknown as Db
