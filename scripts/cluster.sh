@@ -134,7 +134,7 @@ export TRUST_PROXY=true
 # Every process must sign and verify the same download links.
 export SIGNING_SECRET=${SIGNING_SECRET:-$(head -c 32 /dev/urandom | base64 | tr -d '/+=\n')}
 # The runtime's allocator otherwise hands freed pages back to the system and faults them in again request after
-# request: about a fifth of a process's CPU (README, Performance).
+# request: about a fifth of a process's CPU (bench/README.md, "The runtime's allocator").
 export MIMALLOC_PURGE_DELAY=${MIMALLOC_PURGE_DELAY:--1}
 
 BACKENDS=""
