@@ -1,17 +1,10 @@
 import { readdirSync, readFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
-import type { ExtractTablesWithRelations } from 'drizzle-orm'
+import type { Sql } from 'postgres'
+import { registerPool, type Db, type Executor } from './driver'
 
-/**
- * Without the relational query API (`db.query.…`), which nothing uses: given the schema, drizzle builds a query
- * builder per table for every transaction it opens, a few percent of a small request's CPU.
- */
-export type Db = PgDatabase<PgQueryResultHKT>
-export type Tx = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>
-/** Anything a query can run on: the pool or an open transaction. */
-export type Executor = Db | Tx
+export type { Db, Executor, Tx } from './driver'
 
 export interface Database {
   kind: 'postgres' | 'pglite'
@@ -40,41 +33,6 @@ export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }
 
-/** Distinct statement texts one process prepares; past this, new texts run unprepared as before. */
-const MAX_PREPARED = 1000
-
-/**
- * Drizzle sends every statement through postgres.js `unsafe()`, which leaves it unprepared: a statement with bind
- * parameters then costs two round trips (describe to learn the parameter types, then execute) and a fresh parse
- * and plan on every call. Prepared, a repeated statement is one round trip and reuses its plan. Only statements
- * with parameters are prepared (one without has nothing to describe), and only the first MAX_PREPARED distinct
- * texts, so statements with inlined literals cannot grow every connection's prepared set without bound.
- * Transactions and savepoints hand out their own query functions, which get the same treatment.
- */
-export function preparing<T extends object>(client: T, texts = new Set<string>()): T {
-  // postgres.js query functions are callables with methods; these three are replaced in place.
-  const sql = client as unknown as Record<string, (...args: unknown[]) => unknown>
-  const unsafe = sql.unsafe.bind(client)
-  sql.unsafe = (...args: unknown[]) => {
-    const [text, params, options] = args as [string, unknown, Record<string, unknown> | undefined]
-    if (!Array.isArray(params) || params.length === 0) return unsafe(...args)
-    if (!texts.has(text)) {
-      if (texts.size >= MAX_PREPARED) return unsafe(...args)
-      texts.add(text)
-    }
-    return unsafe(text, params, { ...options, prepare: true })
-  }
-  for (const name of ['begin', 'savepoint']) {
-    const original = sql[name]?.bind(client)
-    if (!original) continue
-    sql[name] = (...args: unknown[]) => {
-      const fn = args.pop() as (inner: object) => unknown
-      return original(...args, (inner: object) => fn(preparing(inner, texts)))
-    }
-  }
-  return client
-}
-
 export interface DatabaseOptions {
   url?: string
   dataDir?: string
@@ -99,11 +57,13 @@ export class DatabaseSetupError extends Error {}
  * an idle connection and never pipelines. Behind PgBouncer (1.18) a pipelined statement outside a transaction is
  * lost: PgBouncer hands the server session back to its pool at the first statement's ReadyForQuery, drops the
  * server's answers to the second ("got packet from server when not linked") and the second waits forever.
- * (postgres.js `max_pipeline: 1` is no cure: a BEGIN queued behind another statement then never reserves its
- * connection.) Statements inside a transaction run on its reserved connection and are not counted again.
+ * postgres.js has no option for it (`max_pipeline: 1` still lets one statement queue behind another, and a BEGIN
+ * queued so never reserves its connection), so in transaction pooling Drizzle is given this adapter instead of the
+ * client itself: the client is left as it is, and the adapter lets a statement or a BEGIN through only when one of
+ * the `max` permits is free. Statements inside a transaction run on its reserved connection and are not counted.
+ * tests/db/driver.test.ts fails once postgres.js stops pipelining onto a busy connection (the adapter can go then).
  */
-function unpipelined<T extends object>(client: T, max: number): T {
-  const sql = client as unknown as Record<string, (...args: unknown[]) => any>
+export function unpipelined(client: Sql, max: number): Sql {
   let free = max
   const waiting: (() => void)[] = []
   const gated = async <R>(fn: () => PromiseLike<R>): Promise<R> => {
@@ -118,17 +78,15 @@ function unpipelined<T extends object>(client: T, max: number): T {
       else free++
     }
   }
-  const unsafe = sql.unsafe.bind(client)
-  // Drizzle awaits `unsafe(…)` or `unsafe(…).values()` at once; the statement is created when a permit is free.
-  sql.unsafe = (...args: unknown[]) => {
-    // sql.begin's own BEGIN comes through here too, already inside its permit.
-    if ((args[2] as { onexecute?: unknown } | undefined)?.onexecute) return unsafe(...args)
-    const run = (values: boolean) => gated(() => (values ? unsafe(...args).values() : unsafe(...args)))
-    return { values: () => run(true), then: (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) => run(false).then(ok, fail) }
+  const unsafe: Sql['unsafe'] = (...args: Parameters<Sql['unsafe']>) => {
+    const run = (values: boolean) => gated(() => (values ? client.unsafe(...args).values() : client.unsafe(...args)))
+    // Drizzle awaits `unsafe(…)` or `unsafe(…).values()` at once; the statement is created when a permit is free.
+    return { values: () => run(true), then: (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) => run(false).then(ok, fail) } as never
   }
-  const begin = sql.begin.bind(client)
-  sql.begin = (...args: unknown[]) => gated(() => begin(...args))
-  return client
+  const begin = (...args: unknown[]) => gated(() => (client.begin as (...a: unknown[]) => Promise<unknown>)(...args))
+  return new Proxy(client, {
+    get: (target, name, receiver) => (name === 'unsafe' ? unsafe : name === 'begin' ? begin : Reflect.get(target, name, receiver)),
+  })
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
@@ -215,10 +173,11 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
   }
 
   const base = connect(postgres, url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
-  const client = pooled ? unpipelined(base, poolMax) : preparing(base)
+  const client = pooled ? unpipelined(base, poolMax) : base
   // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
-  let listener: ReturnType<Postgres> | null = pooled ? null : client
+  let listener: ReturnType<Postgres> | null = pooled ? null : base
   const db = drizzle(client) as unknown as Db
+  registerPool(db, client)
   return {
     kind: 'postgres',
     db,
@@ -231,7 +190,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
       return rowsOf(await on.execute(query))
     },
     close: async () => {
-      await Promise.all([client.end({ timeout: 5 }), listener !== client && listener?.end({ timeout: 5 })])
+      await Promise.all([base.end({ timeout: 5 }), listener !== base && listener?.end({ timeout: 5 })])
     },
   }
 }

@@ -1,7 +1,7 @@
 import { sql, type Placeholder, type Query, type SQL } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
-import { PgRaw } from 'drizzle-orm/pg-core/query-builders/raw'
 import type { Executor } from './client'
+import { runCompiled } from './driver'
 
 const dialect = new PgDialect()
 
@@ -10,22 +10,19 @@ export type Placeholders<V> = { readonly [K in keyof V]: Placeholder<K & string>
 
 /**
  * A statement whose text is the same on every call, only its values change: written once with a placeholder per
- * value, turned into text on its first run. Drizzle otherwise rebuilds a statement's text from its fragments on
- * every call, walking every nested fragment; for the large statements of the write path that walk was more of the
- * server's CPU than anything else it does for them. It runs exactly as `on.execute(statement)` would: the same lazy
+ * value, turned into text on its first run, and prepared by the connection (db/driver.ts). Drizzle otherwise
+ * rebuilds a statement's text from its fragments on every call, walking every nested fragment; for the large
+ * statements of the write path that walk was more of the server's CPU than anything else it does for them. A lazy
  * query, sent when first awaited, so statements started together still go out in the order they were started.
  */
 export function fixedStatement<V extends Record<string, unknown>>(build: (p: Placeholders<V>) => SQL) {
-  let compiled: { text: SQL; query: Query } | undefined
-  const compile = () => {
-    const p = new Proxy({}, { get: (_, name) => sql.placeholder(String(name)) }) as Placeholders<V>
-    const text = build(p)
-    return { text, query: dialect.sqlToQuery(text) }
-  }
+  let compiled: Query | undefined
+  const compile = () => dialect.sqlToQuery(build(new Proxy({}, { get: (_, name) => sql.placeholder(String(name)) }) as Placeholders<V>))
+  // Where no connection can prepare it (the embedded database), the statement is built again with its values.
+  const withValues = (values: V) => () => build(values as unknown as Placeholders<V>)
   return (on: Executor, values: V) => {
     compiled ??= compile()
-    const prepared = on._.session.prepareQuery(compiled.query, undefined, undefined, false)
-    return new PgRaw<unknown>(() => prepared.execute(values), compiled.text, compiled.query, (result) => prepared.mapResult(result, true))
+    return runCompiled(on, compiled, withValues(values), values)
   }
 }
 

@@ -10,7 +10,8 @@ import { describe, expect, beforeAll, afterAll } from 'bun:test'
 import postgres from 'postgres'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import * as schema from '../db/schema'
-import { openDatabase, preparing, rowsOf, type Database, type Db } from '../db/client'
+import { openDatabase, rowsOf, type Database, type Db } from '../db/client'
+import { registerPool } from '../db/driver'
 import { createApp } from '../server/app'
 import type { AppContext } from '../server/context'
 import { DomainEvents } from '../server/lib/events'
@@ -137,21 +138,20 @@ async function tenant(companyName: string, clients: number, operations: number):
  * `notices`), so every plan the session keeps is one the checks below see.
  */
 async function explainingApp(url: string, database: Database) {
-  const client = preparing(
-    postgres(url, {
-      max: 1,
-      onnotice: (n) => {
-        if (!String(n.message).startsWith('duration')) return
-        const json = JSON.parse(String(n.message).replace(/^duration: [\d.]+ ms\s+plan:\s*/, ''))
-        notices.push({ text: json['Query Text'], plan: json.Plan })
-      },
-    }),
-  )
+  const client = postgres(url, {
+    max: 1,
+    onnotice: (n) => {
+      if (!String(n.message).startsWith('duration')) return
+      const json = JSON.parse(String(n.message).replace(/^duration: [\d.]+ ms\s+plan:\s*/, ''))
+      notices.push({ text: json['Query Text'], plan: json.Plan })
+    },
+  })
   await client.unsafe(`load 'auto_explain'`)
   await client.unsafe(`set auto_explain.log_min_duration = 0; set auto_explain.log_analyze = on; set auto_explain.log_timing = off;
     set auto_explain.log_format = json; set auto_explain.log_nested_statements = on; set auto_explain.log_level = notice;
     set auto_explain.log_buffers = on`)
   const db = drizzle(client, { schema }) as unknown as Db
+  registerPool(db, client)
   const ctx: AppContext = {
     config: testConfig({ databaseUrl: url }),
     database: { ...database, db, rows: async (query, on = db) => rowsOf(await on.execute(query)) },

@@ -1,5 +1,6 @@
 import type { SQL } from 'drizzle-orm'
 import type { Db, Tx } from '../../db/client'
+import { transaction, type TransactionConfig } from '../../db/driver'
 
 /**
  * What a feature announces from inside its transaction. The object is named, not copied: a listener that needs
@@ -71,12 +72,16 @@ const buses = new WeakMap<Tx, { events: DomainEvents; committed: (() => void)[] 
  * A transaction on `db` in which `announce` reaches `events`' listeners (whoever opens a tenant transaction opens
  * it through here). What listeners asked for with `afterCommit` runs once it has committed.
  */
-export async function eventTransaction<T>(db: Db, events: DomainEvents, fn: (tx: Tx) => Promise<T>, config?: Parameters<Db['transaction']>[1]): Promise<T> {
+export async function eventTransaction<T>(db: Db, events: DomainEvents, fn: (tx: Tx) => Promise<T>, config?: TransactionConfig): Promise<T> {
   const committed: (() => void)[] = []
-  const result = await db.transaction((tx) => {
-    buses.set(tx, { events, committed })
-    return fn(tx)
-  }, config)
+  const result = await transaction(
+    db,
+    (tx) => {
+      buses.set(tx, { events, committed })
+      return fn(tx)
+    },
+    config,
+  )
   for (const then of committed) then()
   return result
 }

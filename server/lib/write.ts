@@ -168,12 +168,6 @@ export async function insertPlanned<T>(tx: Tx, rows: number, insert: (keyChecks:
   return planned(tx, { mode: few ? 'force_generic_plan' : 'auto', seqScans: 'off' }, insert(few ? 'force_custom_plan' : 'auto'))
 }
 
-/**
- * A single-row insert the query builder writes (a client's account, a tag link): planned afresh with its key checks,
- * so that neither is a plan kept from when the tables were small.
- */
-export const insertOne = <T>(tx: Tx, insert: PromiseLike<T>): Promise<T> => planned(tx, { mode: 'force_custom_plan', seqScans: 'on' }, insert)
-
 type PlanSettings = { mode: 'force_generic_plan' | 'force_custom_plan' | 'auto'; seqScans: 'on' | 'off' }
 
 /** The plan settings around an insert; values as parameters, so the session prepares it once. */
@@ -181,9 +175,23 @@ const PLAN_SETTINGS = fixedStatement<PlanSettings>(
   (p) => sql`select set_config('plan_cache_mode', ${p.mode}::text, true), set_config('enable_seqscan', ${p.seqScans}::text, true)`,
 )
 
-/** `statement` under `settings`, the transaction's usual ones restored after it, all three sent together. */
+const USUAL_PLANS: PlanSettings = { mode: 'auto', seqScans: 'on' }
+
+/** A fixed `statement` under `settings`, the transaction's usual ones restored after it, all three sent together. */
 async function planned<T>(tx: Tx, settings: PlanSettings, statement: PromiseLike<T>): Promise<T> {
-  const [, result] = await Promise.all([PLAN_SETTINGS(tx, settings), statement, PLAN_SETTINGS(tx, { mode: 'auto', seqScans: 'on' })])
+  const [, result] = await Promise.all([PLAN_SETTINGS(tx, settings), statement, PLAN_SETTINGS(tx, USUAL_PLANS)])
+  return result
+}
+
+/**
+ * A single-row insert the query builder writes (a client's account, a tag link): planned afresh with its key checks,
+ * so that neither is a plan kept from when the tables were small.
+ */
+export async function insertOne<T>(tx: Tx, insert: PromiseLike<T>): Promise<T> {
+  const [, result] = await Promise.all([PLAN_SETTINGS(tx, { mode: 'force_custom_plan', seqScans: 'on' }), insert])
+  // A query builder's statement reaches the connection a few turns of the event loop after a fixed statement started
+  // beside it, so the usual settings are restored only once the insert has answered, never ahead of it.
+  await PLAN_SETTINGS(tx, USUAL_PLANS)
   return result
 }
 
@@ -220,6 +228,8 @@ export async function claimKey(
     .values({ companyId: scope, key, requestHash: hash, status, response: {} })
     .onConflictDoNothing()
     .returning({ key: idempotencyKeys.key })
+    .prepare('idempotency_claim')
+    .execute()
   if (claimed.length > 0) return null
   const [prior] = await tx
     .select()
@@ -243,6 +253,8 @@ export async function keepAnswer(tx: Tx, scope: number, key: string, body: unkno
     .update(idempotencyKeys)
     .set({ ...(status === undefined ? {} : { status }), response: JSON.parse(JSON.stringify(body ?? null)) })
     .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, key)))
+    .prepare('idempotency_answer')
+    .execute()
 }
 
 /** Rolls back the replaying transaction while carrying the stored answer out of it. */

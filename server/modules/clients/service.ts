@@ -58,13 +58,15 @@ const clientDto = (c: ClientRow, accs: AccountRow[], cts: { ct: ClientTagRow; ta
 async function withChildren(db: Executor, rows: ClientRow[]) {
   if (rows.length === 0) return []
   const ids = rows.map((r) => r.id)
-  const accs = await db.select().from(accounts).where(inArray(accounts.clientId, ids)).orderBy(asc(accounts.id))
+  const accs = await db.select().from(accounts).where(inArray(accounts.clientId, ids)).orderBy(asc(accounts.id)).prepare('client_accounts').execute()
   const cts = await db
     .select({ ct: clientTags, tag: tags })
     .from(clientTags)
     .innerJoin(tags, eq(tags.id, clientTags.tagId))
     .where(inArray(clientTags.clientId, ids))
     .orderBy(asc(clientTags.id))
+    .prepare('client_tags')
+    .execute()
   const accsBy = groupBy(accs, (a) => a.clientId)
   const tagsBy = groupBy(cts, (x) => x.ct.clientId)
   return rows.map((r) => clientDto(r, accsBy.get(r.id) ?? [], tagsBy.get(r.id) ?? []))
@@ -155,7 +157,7 @@ function clientPageText(scoped: boolean, typed: boolean, described: boolean) {
 
 async function clientRow(db: Executor, caller: Caller, id: number, lock = false) {
   const query = db.select().from(clients).where(and(eq(clients.id, id), live(caller)))
-  const [row] = lock ? await query.for('update') : await query
+  const [row] = await (lock ? query.for('update').prepare('client_row_locked') : query.prepare('client_row')).execute()
   if (!row) throw notFound('Client')
   return row
 }
@@ -381,12 +383,18 @@ export async function addAccount(tx: Tx, caller: Caller, clientId: number, input
 }
 
 export async function listTags(db: Executor, caller: Caller) {
-  const rows = await db.select().from(tags).where(eq(tags.companyId, caller.companyId)).orderBy(sql`${tags.name} collate "C"`, asc(tags.id))
+  const rows = await db
+    .select()
+    .from(tags)
+    .where(eq(tags.companyId, caller.companyId))
+    .orderBy(sql`${tags.name} collate "C"`, asc(tags.id))
+    .prepare('tags')
+    .execute()
   return rows.map(tagDto)
 }
 
 export async function createTag(tx: Tx, caller: Caller, input: { name: string; color: string }) {
-  const [row] = await tx.insert(tags).values({ companyId: caller.companyId, name: input.name, color: input.color }).returning()
+  const [row] = await tx.insert(tags).values({ companyId: caller.companyId, name: input.name, color: input.color }).returning().prepare('tag_insert').execute()
   return tagDto(row)
 }
 

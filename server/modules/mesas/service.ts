@@ -230,6 +230,8 @@ async function countingLegs(db: Executor, m: Mesa, operationId: number): Promise
     .innerJoin(mesaAccounts, and(eq(mesaAccounts.accountId, transactions.accountId), eq(mesaAccounts.mesaId, m.id), isNull(mesaAccounts.releasedAt)))
     .where(and(eq(transactions.operationId, operationId), eq(transactions.isCommission, false), inArray(transactions.status, countingStatuses(m))))
     .orderBy(transactions.id)
+    .prepare('mesa_counting_legs')
+    .execute()
   return rows
 }
 

@@ -118,7 +118,7 @@ async function hydrate(db: Executor, companyId: number, rows: OperationRow[], st
   if (rows.length === 0) return []
   const ids = rows.map((r) => r.id)
   const [txs, files] = await Promise.all([
-    db.select().from(transactions).where(sql`${transactions.operationId} = any(${pgArray(ids, 'int')})`).orderBy(asc(transactions.id)),
+    db.select().from(transactions).where(sql`${transactions.operationId} = any(${pgArray(ids, 'int')})`).orderBy(asc(transactions.id)).prepare('operation_legs').execute(),
     store ? attachmentDtosByOperation(db, store, companyId, ids) : undefined,
   ])
   const byOp = groupBy(txs, (t) => t.operationId)
@@ -130,6 +130,8 @@ async function visibleRow(db: Executor, caller: Caller, id: number): Promise<Ope
     .select()
     .from(operations)
     .where(and(eq(operations.id, id), eq(operations.companyId, caller.companyId), operationVisible(caller, operations.id)))
+    .prepare('operation_row')
+    .execute()
   if (!row) throw notFound('Operation')
   return row
 }
@@ -196,7 +198,7 @@ export async function listOperations(db: Executor, caller: Caller, q: ListOperat
         : sql`${operations.date} <= ${instant(caller.companyId, q.to)}`,
     )
   const where = and(...conds)
-  const [{ total }] = await db.select({ total: sql<number>`count(*)::int` }).from(operations).where(where)
+  const [{ total }] = await db.select({ total: sql<number>`count(*)::int` }).from(operations).where(where).prepare('operations_count').execute()
   const rows = await db
     .select()
     .from(operations)
@@ -204,6 +206,8 @@ export async function listOperations(db: Executor, caller: Caller, q: ListOperat
     .orderBy(sql`${operations.date} desc, ${operations.id} desc`)
     .limit(pageSize)
     .offset((page - 1) * pageSize)
+    .prepare('operations_page')
+    .execute()
   return {
     data: await hydrate(db, caller.companyId, rows, store),
     pagination: { page, pageSize, total, totalPages: Math.ceil(total / pageSize) },
