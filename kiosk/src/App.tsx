@@ -20,7 +20,7 @@ export function tokenFromPath(pathname: string): string | null {
 
 function Message(props: { title: string; text: string }) {
   return (
-    <main class="message" role="alert">
+    <main class="message" aria-live="assertive">
       <h1>{props.title}</h1>
       <p>{props.text}</p>
     </main>

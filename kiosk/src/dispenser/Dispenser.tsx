@@ -47,7 +47,7 @@ function printedAt(timeZone: string | undefined) {
 
 function Message(props: { title: string; text: string }) {
   return (
-    <main class="message" role="alert">
+    <main class="message" aria-live="assertive">
       <h1>{props.title}</h1>
       <p>{props.text}</p>
     </main>
