@@ -104,6 +104,21 @@ describe('kiosk layout', () => {
     }, 60_000)
   }
 
+  test('offline, with the badge in the header and a long company name, the full board still fits 1280×720', async () => {
+    const page = await chromium.context.newPage()
+    await page.setViewportSize({ width: 1280, height: 720 })
+    feed.snapshots.set('offline', generateSnapshot({ ...KIOSK_DATA.full, companyName: 'Casa de Cambio Internacional del Puerto de Buenos Aires S.A.' }))
+    await page.goto(`${feed.base}/kiosk/offline`)
+    await page.getByTestId('current-ticket').waitFor({ timeout: SLOW })
+    // The last snapshot is kept in the browser; with the feed unreachable the reload shows it with the badge.
+    await page.route('**/api/public/**', (route) => route.abort('connectionrefused'))
+    await page.reload()
+    await page.getByTestId('offline').waitFor({ timeout: SLOW })
+    await settled(page)
+    expect(await findLayoutProblems(page)).toEqual([])
+    await page.close()
+  })
+
   test('type grows with the screen: the same board on 4K has about three times the type of 720p', async () => {
     const page = await chromium.context.newPage()
     feed.snapshots.set('growth', generateSnapshot(KIOSK_DATA.typical))
