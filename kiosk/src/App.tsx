@@ -64,9 +64,9 @@ function Header(props: { snapshot: Snapshot; offline: boolean }) {
 }
 
 /** One line (or a few wrapped ones) that takes the largest type its grid row leaves room for. */
-function Fit(props: { class: string; testid?: string; children: JSX.Element }) {
+function Fit(props: { class: string; testid?: string; max?: (box: HTMLElement) => number; children: JSX.Element }) {
   return (
-    <div class={`fit ${props.class}`} data-testid={props.testid} ref={(el) => fitText(el, { max: (b) => b.clientHeight / 1.2 })}>
+    <div class={`fit ${props.class}`} data-testid={props.testid} ref={(el) => fitText(el, { max: props.max ?? ((b) => b.clientHeight / 1.2) })}>
       <span>{props.children}</span>
     </div>
   )
@@ -76,7 +76,12 @@ function CurrentCall(props: { call: Call | null; flash: boolean }) {
   return (
     <section class="current" classList={{ flash: props.flash, named: !!props.call?.name }} data-testid="current-call" aria-live="polite">
       <h2 class="label">Turno llamado</h2>
-      <Show when={props.call} fallback={<Fit class="idle">Aguarde su turno</Fit>}>
+      <Show when={props.call} fallback={
+          // A calm line while nobody is called, not a shout that fills the panel.
+          <Fit class="idle" max={(b) => b.clientHeight / 8}>
+            Aguarde su turno
+          </Fit>
+        }>
         {(call) => (
           <>
             <Fit class="ticket" testid="current-ticket">

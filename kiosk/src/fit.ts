@@ -5,6 +5,31 @@ export interface FitOptions {
   min?: number
   /** Largest font size in px, given the box: by default its height (one line can never be taller). */
   max?: (box: HTMLElement) => number
+  /** Boxes of one group all take the smallest of their fitted sizes, so a row of buttons reads as one. */
+  group?: FitGroup
+}
+
+export interface FitGroup {
+  report(box: HTMLElement, size: number): void
+  forget(box: HTMLElement): void
+}
+
+export function createFitGroup(): FitGroup {
+  const best = new Map<HTMLElement, number>()
+  const apply = () => {
+    const size = Math.min(...best.values())
+    for (const box of best.keys()) box.style.fontSize = `${size}px`
+  }
+  return {
+    report(box, size) {
+      best.set(box, size)
+      apply()
+    },
+    forget(box) {
+      best.delete(box)
+      if (best.size) apply()
+    },
+  }
 }
 
 const fits = (box: HTMLElement) => box.scrollWidth <= box.clientWidth && box.scrollHeight <= box.clientHeight
@@ -24,18 +49,23 @@ export function fitText(box: HTMLElement, options: FitOptions = {}) {
   const max = options.max ?? ((b: HTMLElement) => b.clientHeight)
   let frame = 0
 
+  const settle = (size: number) => {
+    if (options.group) options.group.report(box, size)
+    else box.style.fontSize = `${size}px`
+  }
+
   const run = () => {
     frame = 0
     if (!box.isConnected || box.clientWidth === 0 || box.clientHeight === 0) return
     box.classList.remove('fit-break')
     let hi = Math.max(min, Math.floor(max(box)))
     box.style.fontSize = `${hi}px`
-    if (fits(box)) return
+    if (fits(box)) return settle(hi)
     let lo = min
     box.style.fontSize = `${lo}px`
     if (!fits(box)) {
       box.classList.add('fit-break')
-      return
+      return settle(lo)
     }
     // Half-pixel steps: finer is invisible, coarser wastes space on a 4K screen.
     while (hi - lo > 0.5) {
@@ -44,7 +74,7 @@ export function fitText(box: HTMLElement, options: FitOptions = {}) {
       if (fits(box)) lo = mid
       else hi = mid
     }
-    box.style.fontSize = `${lo}px`
+    settle(lo)
   }
   const schedule = () => {
     if (!frame) frame = requestAnimationFrame(run)
@@ -58,6 +88,7 @@ export function fitText(box: HTMLElement, options: FitOptions = {}) {
   void document.fonts?.ready.then(schedule)
   schedule()
   onCleanup(() => {
+    options.group?.forget(box)
     cancelAnimationFrame(frame)
     resized.disconnect()
     changed.disconnect()

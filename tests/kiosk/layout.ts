@@ -115,7 +115,10 @@ export function generateSnapshot(spec: SnapshotSpec) {
   const digits = spec.rateDigits ?? 4
   const prefix = (i: number) => String.fromCharCode(65 + i).repeat(spec.prefixLength ?? 1)
   const services = Array.from({ length: spec.services }, (_, i) => ({ id: i + 1, name: SERVICE_NAMES[i % SERVICE_NAMES.length], prefix: prefix(i), waiting: (i * 7) % 23 }))
-  const personName = (i: number) => spec.name ?? sized(['María José González', 'Juan Pérez', 'Ana Lucía Rodríguez'][i % 3], spec.nameLength ?? 18)
+  const personName = (i: number) => {
+    const base = ['María José González', 'Juan Pérez', 'Ana Lucía Rodríguez'][i % 3]
+    return spec.name ?? (spec.nameLength ? sized(base, spec.nameLength) : base)
+  }
   const call = (i: number) => ({
     ticket: `${prefix(i % spec.services)}-${String(120 - i).padStart(3, '0')}`,
     name: personName(i),

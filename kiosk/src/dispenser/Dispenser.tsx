@@ -1,5 +1,5 @@
 import { createSignal, For, Match, onCleanup, onMount, Show, Switch } from 'solid-js'
-import { fitText } from '../fit'
+import { createFitGroup, fitText } from '../fit'
 
 interface View {
   companyName: string
@@ -65,6 +65,8 @@ function Machine(props: { token: string }) {
   // `?imprimir=1`: a tablet with a ticket printer (e.g. Chromium in kiosk mode with silent printing) prints each number.
   const print = new URLSearchParams(location.search).get('imprimir') === '1'
   let back: ReturnType<typeof setTimeout> | undefined
+  // The service names share one size: buttons side by side with different type look like different things.
+  const names = createFitGroup()
 
   // False once the server did not answer; the buttons wait and a notice says why, until an answer comes back.
   const [reachable, setReachable] = createSignal(true)
@@ -179,7 +181,7 @@ function Machine(props: { token: string }) {
                 {(s) => (
                   <button type="button" class="service-button" disabled={busy() || !reachable()} onClick={() => take(s.id)} data-testid="service-button">
                     <span class="prefix">{s.prefix}</span>
-                    <span class="service-name" ref={(el) => fitText(el, { min: 12, max: (b) => Math.min(b.clientHeight / 1.2, Math.min(innerWidth, innerHeight) * 0.05) })}>
+                    <span class="service-name" ref={(el) => fitText(el, { min: 12, group: names, max: (b) => Math.min(b.clientHeight / 1.2, Math.min(innerWidth, innerHeight) * 0.05) })}>
                       <span>{s.name}</span>
                     </span>
                   </button>
