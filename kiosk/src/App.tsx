@@ -1,6 +1,7 @@
-import { createSignal, For, Match, onCleanup, Show, Switch } from 'solid-js'
+import { createSignal, For, type JSX, Match, onCleanup, Show, Switch } from 'solid-js'
 import { announce, unlockAudioOnGesture } from './announce'
 import { createKioskFeed } from './feed'
+import { fitText } from './fit'
 import { callTime, clockTime, currencyName, longDate, rate } from './format'
 import type { Call, Snapshot } from './types'
 
@@ -19,7 +20,7 @@ export function tokenFromPath(pathname: string): string | null {
 
 function Message(props: { title: string; text: string }) {
   return (
-    <main class="message" role="alert">
+    <main class="message" aria-live="assertive">
       <h1>{props.title}</h1>
       <p>{props.text}</p>
     </main>
@@ -31,7 +32,7 @@ function Clock(props: { zone: string }) {
   const timer = setInterval(() => setNow(new Date()), 1000)
   onCleanup(() => clearInterval(timer))
   return (
-    <div class="clock">
+    <div class="clock" ref={(el) => fitText(el, { max: (b) => b.clientHeight / 2.1 })}>
       <div class="clock-time" data-testid="clock">
         {clockTime(now(), props.zone)}
       </div>
@@ -48,7 +49,9 @@ function Header(props: { snapshot: Snapshot; offline: boolean }) {
         <Show when={props.snapshot.showLogo && props.snapshot.logoUrl && !logoFailed()}>
           <img class="logo" src={props.snapshot.logoUrl} alt="" onError={() => setLogoFailed(true)} />
         </Show>
-        <span class="company">{props.snapshot.companyName}</span>
+        <div class="company-box" ref={(el) => fitText(el, { max: (b) => b.clientHeight / 1.25 })}>
+          <h1 class="company">{props.snapshot.companyName}</h1>
+        </div>
       </div>
       <Show when={props.offline}>
         <div class="offline" data-testid="offline" role="status">
@@ -60,27 +63,41 @@ function Header(props: { snapshot: Snapshot; offline: boolean }) {
   )
 }
 
+/** One line (or a few wrapped ones) that takes the largest type its grid row leaves room for. */
+function Fit(props: { class: string; testid?: string; max?: (box: HTMLElement) => number; children: JSX.Element }) {
+  return (
+    <div class={`fit ${props.class}`} data-testid={props.testid} ref={(el) => fitText(el, { max: props.max ?? ((b) => b.clientHeight / 1.2) })}>
+      <span>{props.children}</span>
+    </div>
+  )
+}
+
 function CurrentCall(props: { call: Call | null; flash: boolean }) {
   return (
-    <section class="current" classList={{ flash: props.flash }} data-testid="current-call" aria-live="polite">
+    <section class="current" classList={{ flash: props.flash, named: !!props.call?.name }} data-testid="current-call" aria-live="polite">
       <h2 class="label">Turno llamado</h2>
-      <Show when={props.call} fallback={<p class="idle">Aguarde su turno</p>}>
+      <Show when={props.call} fallback={
+          // A calm line while nobody is called, not a shout that fills the panel.
+          <Fit class="idle" max={(b) => b.clientHeight / 8}>
+            Aguarde su turno
+          </Fit>
+        }>
         {(call) => (
           <>
-            <div class="ticket" data-testid="current-ticket">
+            <Fit class="ticket" testid="current-ticket">
               {call().ticket}
-            </div>
+            </Fit>
             <Show when={call().name}>
-              <div class="name" data-testid="current-name">
+              <Fit class="name" testid="current-name">
                 {call().name}
-              </div>
+              </Fit>
             </Show>
-            <div class="desk" data-testid="current-desk">
+            <Fit class="desk" testid="current-desk">
               <span class="arrow" aria-hidden="true">
-                →
+                →{' '}
               </span>
               {call().desk}
-            </div>
+            </Fit>
           </>
         )}
       </Show>
@@ -88,59 +105,73 @@ function CurrentCall(props: { call: Call | null; flash: boolean }) {
   )
 }
 
-function RecentCalls(props: { calls: Call[]; zone: string }) {
+/** Columns for `n` cards: as many as fit side by side (3 across a landscape board, 2 down a portrait one). */
+const recentColumns = (n: number, portrait: boolean) => Math.max(1, Math.min(n, portrait ? 2 : 3))
+
+function RecentCalls(props: { calls: Call[]; zone: string; portrait: boolean }) {
+  const calls = () => props.calls.slice(0, 6)
   return (
     <section class="recent">
       <h2 class="label">Llamados anteriores</h2>
-      <ol class="recent-list" data-testid="recent-calls">
-        <For each={props.calls.slice(0, 6)}>
-          {(call) => (
-            <li class="recent-item">
-              <span class="recent-ticket">{call.ticket}</span>
-              <span class="recent-desk">{call.desk}</span>
-              <Show when={call.name}>
-                <span class="recent-name">{call.name}</span>
-              </Show>
-              <span class="recent-time">{callTime(call.calledAt, props.zone)}</span>
-            </li>
-          )}
-        </For>
-      </ol>
+      <div class="recent-box" ref={(el) => fitText(el, { max: (b) => b.clientHeight / (Math.ceil(calls().length / recentColumns(calls().length, props.portrait)) * 3.2) })}>
+        <ol class="recent-list" data-testid="recent-calls" style={{ '--columns': String(recentColumns(calls().length, props.portrait)) }}>
+          <For each={calls()}>
+            {(call) => (
+              <li class="recent-item">
+                <span class="recent-head">
+                  <span class="recent-ticket">{call.ticket}</span>
+                  <span class="recent-desk">→ {call.desk}</span>
+                </span>
+                <Show when={call.name}>
+                  <span class="recent-name">{call.name}</span>
+                </Show>
+                <span class="recent-time">{callTime(call.calledAt, props.zone)}</span>
+              </li>
+            )}
+          </For>
+        </ol>
+      </div>
     </section>
   )
 }
 
-function Rates(props: { snapshot: Snapshot }) {
+function Side(props: { snapshot: Snapshot }) {
+  // A handful of rows may grow large; a full board shrinks to what fits, measured by fitText.
+  const max = (box: HTMLElement) => Math.min(box.clientHeight / 9, box.clientWidth / 16)
   return (
-    <section class="rates">
-      <h2 class="label">Cotizaciones</h2>
-      <Show when={props.snapshot.rates.length} fallback={<p class="idle small">Sin cotizaciones publicadas</p>}>
-        <table data-testid="rates">
-          <thead>
-            <tr>
-              <th scope="col">Moneda</th>
-              <th scope="col">Compra</th>
-              <th scope="col">Venta</th>
-            </tr>
-          </thead>
-          <tbody>
-            <For each={props.snapshot.rates}>
-              {(r) => (
-                <tr>
-                  <th scope="row">
-                    <span class="code">{r.currency}</span>
-                    <span class="currency-name">{currencyName(r.currency)}</span>
-                  </th>
-                  <td>{rate(r.buy)}</td>
-                  <td>{rate(r.sell)}</td>
-                </tr>
-              )}
-            </For>
-          </tbody>
-        </table>
-      </Show>
+    <section class="side" aria-label="Cotizaciones y turnos en espera" ref={(el) => fitText(el, { max })}>
+      <div class="rates">
+        <h2 class="label">Cotizaciones</h2>
+        <Show when={props.snapshot.rates.length} fallback={<p class="idle-note">Sin cotizaciones publicadas</p>}>
+          <table data-testid="rates">
+            <thead>
+              <tr>
+                <th scope="col">Moneda</th>
+                <th scope="col">Compra</th>
+                <th scope="col">Venta</th>
+              </tr>
+            </thead>
+            <tbody>
+              <For each={props.snapshot.rates}>
+                {(r) => (
+                  <tr>
+                    <th scope="row">
+                      <span class="code">{r.currency}</span>
+                      <Show when={currencyName(r.currency)}>
+                        <span class="currency-name">{currencyName(r.currency)}</span>
+                      </Show>
+                    </th>
+                    <td>{rate(r.buy)}</td>
+                    <td>{rate(r.sell)}</td>
+                  </tr>
+                )}
+              </For>
+            </tbody>
+          </table>
+        </Show>
+      </div>
       <Show when={props.snapshot.services.length}>
-        <div class="queues">
+        <div class="queues" data-testid="queues">
           <h2 class="label">En espera</h2>
           <ul>
             <For each={props.snapshot.services}>
@@ -163,13 +194,22 @@ function Ticker(props: { text: string }) {
   // Two copies, each at least a screen wide, scrolled by half the track: the loop has no visible seam.
   const seconds = () => Math.max(20, Math.round(props.text.length * 0.3))
   return (
-    <footer class="ticker" aria-label={props.text}>
+    <footer class="ticker" aria-label={props.text} data-marquee>
       <div class="ticker-track" style={{ '--ticker-duration': `${seconds()}s` }} aria-hidden="true">
         <span class="ticker-item">{props.text}</span>
         <span class="ticker-item">{props.text}</span>
       </div>
     </footer>
   )
+}
+
+function usePortrait() {
+  const query = matchMedia('(orientation: portrait)')
+  const [portrait, setPortrait] = createSignal(query.matches)
+  const change = () => setPortrait(query.matches)
+  query.addEventListener('change', change)
+  onCleanup(() => query.removeEventListener('change', change))
+  return portrait
 }
 
 function Board(props: { token: string }) {
@@ -183,6 +223,7 @@ function Board(props: { token: string }) {
     announce(call, { sound: snapshot.announceSound, tts: snapshot.announceTts })
   })
   onCleanup(() => clearTimeout(flashTimer))
+  const portrait = usePortrait()
   const offline = () => feed.state() === 'retrying'
   return (
     <Switch>
@@ -193,12 +234,13 @@ function Board(props: { token: string }) {
         {(snapshot) => (
           <div class="board" classList={{ stale: offline() }}>
             <Header snapshot={snapshot()} offline={offline()} />
-            <main class="content">
-              <div class="calls">
-                <CurrentCall call={snapshot().currentCall} flash={flash()} />
-                <RecentCalls calls={snapshot().recentCalls} zone={snapshot().timezone || DEFAULT_ZONE} />
-              </div>
-              <Rates snapshot={snapshot()} />
+            <main class="content" classList={{ 'has-recent': snapshot().recentCalls.length > 0 }}>
+              <CurrentCall call={snapshot().currentCall} flash={flash()} />
+              {/* Before the first call of the day there is nothing to list: the space goes to the current call. */}
+              <Show when={snapshot().recentCalls.length}>
+                <RecentCalls calls={snapshot().recentCalls} zone={snapshot().timezone || DEFAULT_ZONE} portrait={portrait()} />
+              </Show>
+              <Side snapshot={snapshot()} />
             </main>
             <Show when={(snapshot().tickerText ?? "").trim()}>{(text) => <Ticker text={text()} />}</Show>
           </div>

@@ -103,22 +103,49 @@ describe('counter console, dispenser and kiosk together', () => {
     consolePage = await chromium.context.newPage()
     await consolePage.goto(`${server.base}/staff`)
     await consolePage.getByTestId('signin').waitFor({ timeout: SLOW })
-    // Keyboard only: the e-mail field has the focus; the company number is one Shift+Tab back.
-    await consolePage.keyboard.press('Shift+Tab')
+    // Keyboard only, from the first empty field, which has the focus: the company number on a new computer.
+    const focused = () => consolePage.evaluate(() => document.activeElement?.getAttribute('name'))
+    expect(await focused()).toBe('company')
+    // Checked by the page, in Spanish, next to each field: the browser's own bubbles (in its language) are off.
+    expect(await consolePage.getByTestId('signin').evaluate((form) => (form as HTMLFormElement).noValidate)).toBe(true)
+    await consolePage.keyboard.press('Enter')
+    expect(await consolePage.getByTestId('signin-company-error').textContent()).toBe('Ingrese el número de empresa que le dio el administrador.')
+    expect(await consolePage.getByTestId('signin-email-error').textContent()).toBe('Ingrese su correo electrónico.')
+    expect(await consolePage.getByTestId('signin-password-error').textContent()).toBe('Ingrese su contraseña.')
+    expect(await focused()).toBe('company')
+    // Each message leaves by itself once its field is right.
+    await consolePage.keyboard.type('12a')
+    expect(await consolePage.getByTestId('signin-company-error').textContent()).toBe('El número de empresa lleva solo dígitos, por ejemplo 12.')
+    await consolePage.keyboard.press('Control+A')
     await consolePage.keyboard.type(String(companyId))
+    await consolePage.getByTestId('signin-company-error').waitFor({ state: 'detached', timeout: 1000 })
     await consolePage.keyboard.press('Tab')
-    await consolePage.keyboard.type(email)
+    await consolePage.keyboard.type(email.split('@')[0])
+    expect(await consolePage.getByTestId('signin-email-error').textContent()).toBe('Revise el correo electrónico: debe tener la forma nombre@empresa.com.')
+    await consolePage.keyboard.type(`@${email.split('@')[1]}`)
+    await consolePage.getByTestId('signin-email-error').waitFor({ state: 'detached', timeout: 1000 })
     await consolePage.keyboard.press('Tab')
     await consolePage.keyboard.type('not the password')
+    expect(await consolePage.getByTestId('signin-password-error').count()).toBe(0)
     await consolePage.keyboard.press('Enter')
     expect(await consolePage.getByTestId('signin-error').textContent({ timeout: SLOW })).toBe('Correo o contraseña incorrectos.')
+    // The server's answer goes once the password is being typed again (the field is emptied and focused for it).
+    expect(await focused()).toBe('password')
+    await consolePage.keyboard.type('x')
+    await consolePage.getByTestId('signin-error').waitFor({ state: 'detached', timeout: 1000 })
+    await consolePage.keyboard.press('Backspace')
     await consolePage.locator('input[name=password]').focus()
     await consolePage.keyboard.type(PASSWORD)
     await consolePage.keyboard.press('Enter')
     await consolePage.getByTestId('setup').waitFor({ timeout: SLOW })
+    expect(await focused()).toBe('desk')
+    await consolePage.keyboard.press('Enter')
+    expect(await consolePage.getByTestId('setup-error').textContent()).toBe('Escriba el nombre de su puesto, por ejemplo «Caja 2».')
     await consolePage.keyboard.type('Caja 3')
+    expect(await consolePage.getByTestId('setup-error').textContent()).toBe('Elija al menos un servicio.')
     await consolePage.keyboard.press('Tab')
     await consolePage.keyboard.press('Space')
+    await consolePage.getByTestId('setup-error').waitFor({ state: 'detached', timeout: 1000 })
     await consolePage.keyboard.press('Tab')
     await consolePage.keyboard.press('Space')
     // Past «Salir» to «Comenzar».
@@ -164,6 +191,12 @@ describe('counter console, dispenser and kiosk together', () => {
     await current().filter({ hasText: 'A-001' }).waitFor({ timeout: LIVE })
     await kiosk.getByTestId('current-ticket').filter({ hasText: 'A-001' }).waitFor({ timeout: LIVE })
     expect(await kiosk.getByTestId('current-desk').textContent()).toContain('Caja 3')
+    // The dispenser asks no name, so most tickets have none: said quietly, not in the customer's large type.
+    const anonymous = consolePage.getByTestId('current').locator('.customer')
+    expect(await anonymous.textContent()).toBe('Sin nombre')
+    const sizes = await consolePage.evaluate(() => ['.customer', '[data-testid=current-ticket]'].map((q) => parseFloat(getComputedStyle(document.querySelector(q)!).fontSize)))
+    expect(sizes[0]).toBeLessThanOrEqual(16)
+    expect(sizes[1]).toBeGreaterThan(sizes[0] * 3)
     // The clock runs while the customer is served.
     const before = await consolePage.getByTestId('timer').textContent()
     await consolePage.bringToFront()
@@ -198,6 +231,24 @@ describe('counter console, dispenser and kiosk together', () => {
     await consolePage.waitForFunction(() => !document.querySelector('[data-testid=current-ticket]'), undefined, { timeout: LIVE })
     await queueOf('B').getByTestId('queue-count').filter({ hasText: '0 en espera' }).waitFor({ timeout: LIVE })
   }, 60_000)
+
+  test('a lost connection is said in words, and the words go once the server is back', async () => {
+    await consolePage.bringToFront()
+    await chromium.context.setOffline(true)
+    try {
+      await consolePage.keyboard.press('Space')
+      expect(await consolePage.getByTestId('message').textContent({ timeout: SLOW })).toBe('Sin conexión con el servidor. Revise la red e intente de nuevo.')
+    } finally {
+      await chromium.context.setOffline(false)
+    }
+    // Nobody acts at the console: the next live update alone clears the message and any offline badge.
+    const update = await ok('POST', '/api/ventanilla/tickets', { service_id: (await ok('GET', '/api/ventanilla/queue')).data[1].service_id })
+    await consolePage.getByTestId('message').waitFor({ state: 'detached', timeout: SLOW })
+    await consolePage.getByTestId('offline').waitFor({ state: 'detached', timeout: SLOW })
+    await queueOf('B').getByTestId('queue-count').filter({ hasText: '1 en espera' }).waitFor({ timeout: LIVE })
+    // Out of the way of the next test's queue.
+    await ok('POST', `/api/ventanilla/tickets/${update.id}/no-show`)
+  }, 90_000)
 
   test('a priority ticket is called first', async () => {
     expect((await takeNumber('Cambio de divisas')).number).toBe('A-003')
@@ -252,9 +303,7 @@ describe('counter console, dispenser and kiosk together', () => {
     const res = await page.goto(`${server.base}/dispenser/${token}`)
     expect(res!.status()).toBe(404)
     await page.getByRole('heading', { name: 'Dispensador deshabilitado' }).waitFor({ timeout: SLOW })
-    // The open dispenser finds out at its next touch.
-    await dispenser.getByTestId('issued').click().catch(() => {})
-    await dispenser.getByTestId('service-button').first().click()
-    await dispenser.getByRole('heading', { name: 'Dispensador deshabilitado' }).waitFor({ timeout: SLOW })
+    // The open dispenser finds out by itself at its next check of the server (every 15 s), before anyone touches it.
+    await dispenser.getByRole('heading', { name: 'Dispensador deshabilitado' }).waitFor({ timeout: 20_000 })
   }, 60_000)
 })

@@ -194,7 +194,9 @@ describe('kiosk in a browser against a real server', () => {
     await page.setViewportSize({ width: 1280, height: 720 })
     await page.goto(kioskUrl())
     await page.getByTestId('current-ticket').waitFor({ timeout: SLOW })
-    for (const id of ['current-ticket', 'current-desk', 'rates', 'recent-calls']) {
+    // Only one call so far: no earlier calls to list, so no empty «Llamados anteriores» either (layout.e2e covers more).
+    expect(await page.getByText('Llamados anteriores').count()).toBe(0)
+    for (const id of ['current-ticket', 'current-desk', 'rates', 'queues']) {
       const box = (await page.getByTestId(id).boundingBox())!
       expect(box.x).toBeGreaterThanOrEqual(0)
       expect(box.y).toBeGreaterThanOrEqual(0)

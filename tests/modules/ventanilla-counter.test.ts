@@ -79,6 +79,36 @@ describe('transfer', () => {
     expect((await callNext(c, { desk: 'Caja 2', service_id: b })).body.id).toBe(first.id)
   })
 
+  test('a ticket transferred after a call keeps the desk that called it on the public snapshot', async () => {
+    const { c, a, b } = await branch()
+    const token = (await t.request('POST', '/api/ventanilla/tokens', { key: c.key, body: { name: 'TV' } })).body.token as string
+    const snapshot = () => t.request('GET', `/api/public/ventanilla/${token}`)
+    const first = (await take(c, a)).body
+    const second = (await take(c, a)).body
+    expect((await callNext(c, { desk: 'Caja 1', service_id: a })).body.id).toBe(first.id)
+    expect((await callNext(c, { desk: 'Caja 2', service_id: a })).body.id).toBe(second.id)
+
+    // Transferred while another call is on the board: the earlier call stays listed, with its desk.
+    expect((await t.request('POST', `/api/ventanilla/tickets/${first.id}/transfer`, { key: c.key, body: { service_id: b } })).status).toBe(200)
+    let snap = await snapshot()
+    expect(snap.status).toBe(200)
+    expect(snap.body.currentCall).toMatchObject({ ticket: second.number, desk: 'Caja 2' })
+    expect(snap.body.recentCalls.map((x: { ticket: string; desk: string }) => [x.ticket, x.desk])).toEqual([[first.number, 'Caja 1']])
+
+    // Transferred while it is the current call: the board still answers, with the desk the customer went to.
+    expect((await t.request('POST', `/api/ventanilla/tickets/${second.id}/transfer`, { key: c.key, body: { service_id: b } })).status).toBe(200)
+    snap = await snapshot()
+    expect(snap.status).toBe(200)
+    expect(snap.body.currentCall).toMatchObject({ ticket: second.number, desk: 'Caja 2' })
+    expect(snap.body.services.find((s: { id: number }) => s.id === b).waiting).toBe(2)
+
+    // Called again from its new queue: the new desk replaces the old one.
+    expect((await callNext(c, { desk: 'Caja 3', service_id: b })).body.id).toBe(first.id)
+    snap = await snapshot()
+    expect(snap.body.currentCall).toMatchObject({ ticket: first.number, desk: 'Caja 3' })
+    expect(snap.body.recentCalls.map((x: { ticket: string; desk: string }) => [x.ticket, x.desk])).toEqual([[second.number, 'Caja 2']])
+  })
+
   test('closed tickets → 409 TICKET_CLOSED, other company service → 404, nothing changes', async () => {
     const { c, a, b } = await branch()
     const other = await branch()

@@ -1,4 +1,5 @@
 import { createSignal, For, Match, onCleanup, onMount, Show, Switch } from 'solid-js'
+import { createFitGroup, fitText } from '../fit'
 
 interface View {
   companyName: string
@@ -16,6 +17,9 @@ interface Issued {
 
 /** How long the issued number stays on screen before the buttons come back. */
 const SHOW_MS = 8000
+/** How often the tablet checks that the server answers: while it does not, people are told before they tap. */
+const PROBE_MS = 15_000
+const PROBE_OFFLINE_MS = 5_000
 
 /** `/dispenser/{token}` → token. */
 export function tokenFromPath(pathname: string): string | null {
@@ -43,7 +47,7 @@ function printedAt(timeZone: string | undefined) {
 
 function Message(props: { title: string; text: string }) {
   return (
-    <main class="message" role="alert">
+    <main class="message" aria-live="assertive">
       <h1>{props.title}</h1>
       <p>{props.text}</p>
     </main>
@@ -61,6 +65,12 @@ function Machine(props: { token: string }) {
   // `?imprimir=1`: a tablet with a ticket printer (e.g. Chromium in kiosk mode with silent printing) prints each number.
   const print = new URLSearchParams(location.search).get('imprimir') === '1'
   let back: ReturnType<typeof setTimeout> | undefined
+  // The service names share one size: buttons side by side with different type look like different things.
+  const names = createFitGroup()
+
+  // False once the server did not answer; the buttons wait and a notice says why, until an answer comes back.
+  const [reachable, setReachable] = createSignal(true)
+  let probe: ReturnType<typeof setTimeout> | undefined
 
   const load = async () => {
     try {
@@ -69,16 +79,31 @@ function Machine(props: { token: string }) {
       if (!res.ok) throw new Error(String(res.status))
       setView((await res.json()) as View)
       setState('ready')
+      setReachable(true)
     } catch {
+      setReachable(false)
       if (!view()) setState('offline')
     }
   }
-  onMount(load)
-  // Services and the priority setting change rarely; a refresh each minute keeps a long-running tablet current.
-  const refresh = setInterval(load, 60_000)
+  // Services and the priority setting change rarely, but whether the server answers is checked often, and more
+  // often while it does not, so the notice goes away soon after the network is back.
+  const watch = async () => {
+    await load()
+    probe = setTimeout(watch, reachable() ? PROBE_MS : PROBE_OFFLINE_MS)
+  }
+  onMount(watch)
+  const wentOffline = () => setReachable(false)
+  const cameOnline = () => {
+    clearTimeout(probe)
+    void watch()
+  }
+  window.addEventListener('offline', wentOffline)
+  window.addEventListener('online', cameOnline)
   onCleanup(() => {
-    clearInterval(refresh)
+    clearTimeout(probe)
     clearTimeout(back)
+    window.removeEventListener('offline', wentOffline)
+    window.removeEventListener('online', cameOnline)
   })
 
   const reset = () => {
@@ -110,7 +135,7 @@ function Machine(props: { token: string }) {
       clearTimeout(back)
       back = setTimeout(reset, SHOW_MS)
     } catch {
-      setError('Sin conexión con el servidor. Consulte en la ventanilla.')
+      setReachable(false)
     } finally {
       setBusy(false)
     }
@@ -128,7 +153,7 @@ function Machine(props: { token: string }) {
         {(t) => (
           <main class="issued" data-testid="issued" onClick={reset}>
             <p class="company">{view()?.companyName}</p>
-            <p class="lead">Su número</p>
+            <h1 class="lead">Su número</h1>
             <div class="number" data-testid="issued-number">
               {t().number}
             </div>
@@ -146,7 +171,7 @@ function Machine(props: { token: string }) {
       </Match>
       <Match when={view()}>
         {(v) => (
-          <main class="menu">
+          <main class="menu" classList={{ unreachable: !reachable() }}>
             <header>
               <h1>{v().companyName}</h1>
               <p>Toque el servicio para tomar su número</p>
@@ -154,9 +179,11 @@ function Machine(props: { token: string }) {
             <div class="services">
               <For each={v().services} fallback={<p class="empty">No hay servicios disponibles.</p>}>
                 {(s) => (
-                  <button type="button" class="service-button" disabled={busy()} onClick={() => take(s.id)} data-testid="service-button">
+                  <button type="button" class="service-button" disabled={busy() || !reachable()} onClick={() => take(s.id)} data-testid="service-button">
                     <span class="prefix">{s.prefix}</span>
-                    <span>{s.name}</span>
+                    <span class="service-name" ref={(el) => fitText(el, { min: 12, group: names, max: (b) => Math.min(b.clientHeight / 1.2, Math.min(innerWidth, innerHeight) * 0.05) })}>
+                      <span>{s.name}</span>
+                    </span>
                   </button>
                 )}
               </For>
@@ -173,7 +200,12 @@ function Machine(props: { token: string }) {
                 {priority() ? '✓ Atención prioritaria: elija el servicio' : 'Atención prioritaria (embarazadas, personas mayores o con discapacidad)'}
               </button>
             </Show>
-            <Show when={error()}>
+            <Show when={!reachable()}>
+              <p class="error" role="alert" data-testid="dispenser-offline">
+                Sin conexión con el servidor: por ahora no se entregan números. Consulte en la ventanilla.
+              </p>
+            </Show>
+            <Show when={reachable() && error()}>
               <p class="error" role="alert" data-testid="dispenser-error">
                 {error()}
               </p>

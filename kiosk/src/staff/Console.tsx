@@ -1,4 +1,4 @@
-import { createMemo, createSignal, For, Match, onCleanup, onMount, Show, Switch } from 'solid-js'
+import { createMemo, createSignal, For, type JSX, Match, onCleanup, onMount, Show, Switch, untrack } from 'solid-js'
 import { createSSE } from '../sse'
 import { api, ApiFailure, explain, type QueueService, type Session, type Ticket } from './api'
 import { elapsed, nextService } from './format'
@@ -36,36 +36,93 @@ const typing = (e: KeyboardEvent) => {
   return !!el && (el.tagName === 'INPUT' || el.tagName === 'SELECT' || el.tagName === 'TEXTAREA')
 }
 
+/** The sign-in's fields, in the order they are filled and checked. */
+type Field = 'company' | 'email' | 'password'
+const FIELDS: Field[] = ['company', 'email', 'password']
+
+/** What is wrong with a field's value, in words, or null. Checked here so no browser bubble (in its own language) shows. */
+function fieldProblem(field: Field, value: string, input?: HTMLInputElement): string | null {
+  const v = value.trim()
+  if (field === 'company') {
+    if (!v) return 'Ingrese el número de empresa que le dio el administrador.'
+    return /^[1-9]\d{0,9}$/.test(v) ? null : 'El número de empresa lleva solo dígitos, por ejemplo 12.'
+  }
+  if (field === 'email') {
+    if (!v) return 'Ingrese su correo electrónico.'
+    return input?.validity.typeMismatch || !/^[^\s@]+@[^\s@]+$/.test(v) ? 'Revise el correo electrónico: debe tener la forma nombre@empresa.com.' : null
+  }
+  return value ? null : 'Ingrese su contraseña.'
+}
+
 function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void }) {
   const params = new URLSearchParams(location.search)
-  const [company, setCompany] = createSignal(params.get('empresa') ?? String(load<number | string>(STORE.company, '')))
-  const [email, setEmail] = createSignal('')
-  const [password, setPassword] = createSignal('')
+  const values = {
+    company: createSignal(params.get('empresa') ?? String(load<number | string>(STORE.company, ''))),
+    email: createSignal(''),
+    password: createSignal(''),
+  }
+  const inputs: Partial<Record<Field, HTMLInputElement>> = {}
+  // A field's message shows once the field was checked (on submit) and goes away by itself as soon as it is fixed.
+  const [checked, setChecked] = createSignal(false)
+  const problem = (field: Field) => (checked() ? fieldProblem(field, values[field][0](), inputs[field]) : null)
   const [error, setError] = createSignal<string | null>(null)
   const [busy, setBusy] = createSignal(false)
-  let emailField: HTMLInputElement | undefined
-  // `autofocus` only works for fields present when the page loads; these are drawn later.
-  onMount(() => emailField?.focus())
+  // `autofocus` only works for fields present when the page loads; these are drawn later. The first empty one
+  // is where typing starts: the company number on a new computer, the e-mail where the number is remembered.
+  onMount(() => (FIELDS.map((f) => inputs[f]).find((el) => el && !el.value) ?? inputs.email)?.focus())
+  const edit = (field: Field, value: string) => {
+    values[field][1](value)
+    // The server's answer was about what was sent; once the sign-in data changes it no longer applies.
+    setError(null)
+  }
   const submit = async (e: Event) => {
     e.preventDefault()
-    const companyId = Number(company())
-    if (!Number.isInteger(companyId) || companyId < 1) return setError('Ingrese el número de empresa que le dio el administrador.')
+    setChecked(true)
+    const wrong = FIELDS.find((f) => problem(f))
+    if (wrong) return inputs[wrong]?.focus()
     setBusy(true)
     setError(null)
     try {
-      const session = await api<Session>('POST', '/api/sessions', { company_id: companyId, email: email().trim(), password: password() })
-      save(STORE.company, companyId)
+      const session = await api<Session>('POST', '/api/sessions', {
+        company_id: Number(values.company[0]().trim()),
+        email: values.email[0]().trim(),
+        password: values.password[0](),
+      })
+      save(STORE.company, Number(values.company[0]().trim()))
       props.onSignedIn(session)
     } catch (err) {
       setError(err instanceof ApiFailure && err.code === 'UNAUTHORIZED' ? 'Correo o contraseña incorrectos.' : explain(err))
+      values.password[1]('')
+      setChecked(false)
+      inputs.password?.focus()
     } finally {
       setBusy(false)
-      setPassword('')
     }
   }
+  const field = (name: Field, label: string, attrs: JSX.InputHTMLAttributes<HTMLInputElement>) => (
+    <div class="field">
+      <label for={`signin-${name}`}>{label}</label>
+      <input
+        ref={(el) => (inputs[name] = el)}
+        id={`signin-${name}`}
+        name={name}
+        value={values[name][0]()}
+        onInput={(e) => edit(name, e.currentTarget.value)}
+        aria-required="true"
+        aria-invalid={problem(name) ? 'true' : undefined}
+        aria-describedby={problem(name) ? `signin-${name}-error` : undefined}
+        {...attrs}
+      />
+      <Show when={problem(name)}>
+        <p class="field-error" id={`signin-${name}-error`} data-testid={`signin-${name}-error`}>
+          {problem(name)}
+        </p>
+      </Show>
+    </div>
+  )
   return (
     <main class="signin">
-      <form class="card" onSubmit={submit} data-testid="signin">
+      <form class="card" onSubmit={submit} noValidate data-testid="signin">
         <h1>Atención al público</h1>
         <p class="muted">Ingrese con su usuario de la casa de cambio.</p>
         <Show when={props.notice}>
@@ -73,18 +130,9 @@ function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void
             {props.notice}
           </p>
         </Show>
-        <label>
-          Número de empresa
-          <input name="company" inputmode="numeric" autocomplete="organization" value={company()} onInput={(e) => setCompany(e.currentTarget.value)} required />
-        </label>
-        <label>
-          Correo electrónico
-          <input ref={emailField} name="email" type="email" autocomplete="username" value={email()} onInput={(e) => setEmail(e.currentTarget.value)} required />
-        </label>
-        <label>
-          Contraseña
-          <input name="password" type="password" autocomplete="current-password" value={password()} onInput={(e) => setPassword(e.currentTarget.value)} required />
-        </label>
+        {field('company', 'Número de empresa', { inputmode: 'numeric', autocomplete: 'organization' })}
+        {field('email', 'Correo electrónico', { type: 'email', autocomplete: 'username' })}
+        {field('password', 'Contraseña', { type: 'password', autocomplete: 'current-password' })}
         <Show when={error()}>
           <p class="error" role="alert" data-testid="signin-error">
             {error()}
@@ -102,31 +150,51 @@ function Setup(props: { session: Session; services: QueueService[]; onDone: (des
   const [desk, setDesk] = createSignal(load<string>(STORE.desk, ''))
   const saved = load<number[]>(STORE.services, [])
   const [chosen, setChosen] = createSignal<number[]>(saved.filter((id) => props.services.some((s) => s.service_id === id)))
-  const [error, setError] = createSignal<string | null>(null)
+  // Shown after «Comenzar» and derived from what is filled in, so each message leaves once its cause is gone.
+  const [tried, setTried] = createSignal(false)
+  const error = () => {
+    if (!tried()) return null
+    if (!desk().trim()) return 'Escriba el nombre de su puesto, por ejemplo «Caja 2».'
+    if (chosen().length === 0) return 'Elija al menos un servicio.'
+    return null
+  }
   let deskField: HTMLInputElement | undefined
-  onMount(() => deskField?.focus())
+  let firstService: HTMLInputElement | undefined
+  let start: HTMLButtonElement | undefined
+  onMount(() => (!desk().trim() ? deskField : chosen().length === 0 && firstService ? firstService : start)?.focus())
   const toggle = (id: number) => setChosen((c) => (c.includes(id) ? c.filter((x) => x !== id) : [...c, id]))
   const submit = (e: Event) => {
     e.preventDefault()
-    if (!desk().trim()) return setError('Escriba el nombre de su puesto, por ejemplo «Caja 2».')
-    if (chosen().length === 0) return setError('Elija al menos un servicio.')
+    setTried(true)
+    if (!desk().trim()) return deskField?.focus()
+    if (chosen().length === 0) return firstService?.focus()
     props.onDone(desk().trim(), chosen())
   }
   return (
     <main class="signin">
-      <form class="card wide" onSubmit={submit} data-testid="setup">
+      <form class="card wide" onSubmit={submit} noValidate data-testid="setup">
         <h1>Hola, {props.session.employee.name}</h1>
-        <label>
-          Puesto (se recuerda en esta computadora)
-          <input ref={deskField} name="desk" maxlength="40" value={desk()} onInput={(e) => setDesk(e.currentTarget.value)} placeholder="Caja 2" />
-        </label>
+        <div class="field">
+          <label for="setup-desk">Puesto (se recuerda en esta computadora)</label>
+          <input
+            ref={deskField}
+            id="setup-desk"
+            name="desk"
+            maxlength="40"
+            value={desk()}
+            onInput={(e) => setDesk(e.currentTarget.value)}
+            placeholder="Caja 2"
+            aria-required="true"
+            aria-invalid={tried() && !desk().trim() ? 'true' : undefined}
+          />
+        </div>
         <fieldset>
           <legend>Servicios que atiende</legend>
           <Show when={props.services.length} fallback={<p class="muted">La sucursal todavía no tiene servicios.</p>}>
             <For each={props.services}>
-              {(s) => (
+              {(s, i) => (
                 <label class="check">
-                  <input type="checkbox" checked={chosen().includes(s.service_id)} onChange={() => toggle(s.service_id)} />
+                  <input ref={(el) => i() === 0 && (firstService = el)} type="checkbox" checked={chosen().includes(s.service_id)} onChange={() => toggle(s.service_id)} />
                   <span class="prefix">{s.prefix}</span> {s.name}
                 </label>
               )}
@@ -134,7 +202,7 @@ function Setup(props: { session: Session; services: QueueService[]; onDone: (des
           </Show>
         </fieldset>
         <Show when={error()}>
-          <p class="error" role="alert">
+          <p class="error" role="alert" data-testid="setup-error">
             {error()}
           </p>
         </Show>
@@ -142,7 +210,7 @@ function Setup(props: { session: Session; services: QueueService[]; onDone: (des
           <button type="button" onClick={props.onSignOut}>
             Salir
           </button>
-          <button type="submit" class="primary">
+          <button ref={start} type="submit" class="primary">
             Comenzar
           </button>
         </div>
@@ -192,7 +260,8 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
   const now = useNow()
   const [queue, setQueue] = createSignal<QueueService[]>([])
   const [current, setCurrent] = createSignal<Ticket | null>(load<Ticket | null>(STORE.current, null))
-  const [message, setMessage] = createSignal<{ kind: 'error' | 'info'; text: string } | null>(null)
+  // `network`: the failure was the connection, so the message is void once the live feed is back.
+  const [message, setMessage] = createSignal<{ kind: 'error' | 'info'; text: string; network?: boolean } | null>(null)
   const [busy, setBusy] = createSignal(false)
   const [transferring, setTransferring] = createSignal(false)
 
@@ -202,7 +271,13 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
   }
 
   const feed = createSSE('/api/ventanilla/events', {
-    events: { queue: (e) => setQueue((JSON.parse(e.data) as { data: QueueService[] }).data) },
+    events: {
+      queue: (e) => {
+        setQueue((JSON.parse(e.data) as { data: QueueService[] }).data)
+        // Live data is proof the server is reachable again: a connection failure said earlier no longer holds.
+        if (untrack(message)?.network) setMessage(null)
+      },
+    },
     // An error may be a lost network or an ended session; only the second stops the stream.
     onError: async () => {
       try {
@@ -231,7 +306,7 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
       await fn()
     } catch (err) {
       if (err instanceof ApiFailure && err.status === 401) return props.onSignedOut('La sesión terminó. Ingrese de nuevo.')
-      setMessage({ kind: 'error', text: explain(err) })
+      setMessage({ kind: 'error', text: explain(err), network: err instanceof ApiFailure && err.code === 'NETWORK' })
     } finally {
       setBusy(false)
     }
@@ -325,10 +400,10 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
   return (
     <div class="desk-layout">
       <header class="bar">
-        <div>
-          <strong>{props.desk}</strong>
+        <h1 class="who">
+          {props.desk}
           <span class="muted"> · {props.session.employee.name}</span>
-        </div>
+        </h1>
         <Show when={offline()}>
           <div class="offline" role="status" data-testid="offline">
             Sin conexión con el servidor; reintentando…
@@ -355,7 +430,9 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
                     <span class="mark">Prioridad</span>
                   </Show>
                 </div>
-                <div class="customer">{t().customer_name ?? 'Sin nombre'}</div>
+                <Show when={t().customer_name} fallback={<div class="customer anonymous">Sin nombre</div>}>
+                  {(name) => <div class="customer">{name()}</div>}
+                </Show>
                 <div class="muted">{serviceName(t().service_id)}</div>
                 <div class="timer" data-testid="timer" title="Tiempo desde el último llamado">
                   {elapsed(now() - Date.parse(t().called_at ?? t().created_at))}
@@ -454,7 +531,7 @@ export function Console() {
     <Switch>
       <Match when={!checked()}>
         <main class="signin">
-          <p class="muted">Cargando…</p>
+          <h1 class="muted loading">Cargando…</h1>
         </main>
       </Match>
       <Match when={!session()}>

@@ -491,7 +491,8 @@ export async function buildSnapshot(database: Database, companyId: number, now: 
           (select coalesce(json_agg(x order by x.called_at desc, x.id desc), '[]')::text from (
              select t.id, t.number, t.customer_name, t.desk, t.called_at, sv.name as service
              from ventanilla_tickets t join ventanilla_services sv on sv.id = t.service_id
-             where t.company_id = h.id and t.called_at is not null
+             -- A call without a desk (transferred before transfers kept it) cannot say where to go: left off the board.
+             where t.company_id = h.id and t.called_at is not null and t.desk is not null
                and t.called_at >= ((((${now.toISOString()})::timestamptz at time zone h.tz)::date)::timestamp at time zone h.tz)
              order by t.called_at desc, t.id desc
              limit 7) x) as calls,
@@ -549,9 +550,10 @@ export async function transferTicket(tx: Tx, caller: Caller, id: number, service
   const row = await lockTicket(tx, caller.companyId, id)
   if (!(await liveService(tx, caller.companyId, serviceId))) throw notFound('Service')
   if (row.status === 'finished' || row.status === 'no_show') throw conflict('TICKET_CLOSED', `Ticket ${row.number} is ${row.status === 'finished' ? 'finished' : 'a no-show'}`)
+  // The desk stays: it is where the last call sent the customer, and the waiting-room board lists that call with it.
   const [moved] = await tx
     .update(ventanillaTickets)
-    .set({ serviceId, status: 'waiting', desk: null, updatedAt: now })
+    .set({ serviceId, status: 'waiting', updatedAt: now })
     .where(eq(ventanillaTickets.id, id))
     .returning()
   await publish(tx, caller.companyId)
