@@ -2,8 +2,8 @@ import { resolve } from 'node:path'
 import { defineConfig } from 'vite'
 import solid from 'vite-plugin-solid'
 
-// Served by the API (see server/lib/app-pages.ts): the kiosk at /kiosk/{token}, the counter console at /staff and the
-// ticket dispenser at /dispenser/{token}; their hashed assets under /kiosk/assets/ get a year-long cache there.
+// Served by the API (see server/lib/app-pages.ts): the kiosk at /kiosk/{token}, the counter console at /staff, the manager app at
+// /manage and the ticket dispenser at /dispenser/{token}; their hashed assets under /kiosk/assets/ get a year-long cache there.
 export default defineConfig({
   root: import.meta.dirname,
   base: '/kiosk/',
@@ -20,6 +20,7 @@ export default defineConfig({
         index: resolve(import.meta.dirname, 'index.html'),
         staff: resolve(import.meta.dirname, 'staff.html'),
         dispenser: resolve(import.meta.dirname, 'dispenser.html'),
+        manage: resolve(import.meta.dirname, 'manage.html'),
       },
     },
   },

@@ -446,7 +446,8 @@ const dispenserRoutes = (app: AppContext) => {
 }
 
 /**
- * The screen apps' pages: `GET /kiosk/{token}` the waiting-room kiosk, `GET /staff` the counter console and
+ * The screen apps' pages: `GET /kiosk/{token}` the waiting-room kiosk, `GET /staff` the counter console, `GET /manage` the
+ * manager app and
  * `GET /dispenser/{token}` the ticket dispenser. A token that is not live (unknown, revoked, module off) answers 404,
  * with the app itself as the body, so a person in front of the screen reads its own "disabled" message.
  */
@@ -458,6 +459,9 @@ export const appPages = (app: AppContext, dist = APPS_DIST) => {
       detail: { hide: true },
     })
     .get('/staff', () => appPage(dist, 'staff.html'), { detail: { hide: true } })
+    // The manager app routes its sections in the browser (/manage/cotizaciones, …); a reload of any of them gets the app.
+    .get('/manage', () => appPage(dist, 'manage.html'), { detail: { hide: true } })
+    .get('/manage/*', () => appPage(dist, 'manage.html'), { detail: { hide: true } })
     .get('/dispenser/:token', async ({ params }) => appPage(dist, 'dispenser.html', await status(resolveDispenser(app.db, params.token))), {
       detail: { hide: true },
     })
