@@ -28,6 +28,16 @@ const ZONES: string[] = (() => {
   }
 })()
 
+// The list holds canonical names only; a zone saved under another accepted name (UTC, an alias) is still fine.
+const knownZone = (zone: string) => {
+  try {
+    new Intl.DateTimeFormat('es-AR', { timeZone: zone })
+    return zone.length > 0
+  } catch {
+    return false
+  }
+}
+
 /** What the form checks before anything is sent; each message names the field and the fix. */
 export function settingsProblems(s: Settings): Partial<Record<keyof Settings, string>> {
   const problems: Partial<Record<keyof Settings, string>> = {}
@@ -43,7 +53,7 @@ export function settingsProblems(s: Settings): Partial<Record<keyof Settings, st
   }
   if (s.showLogo && !logo) problems.logoUrl = 'Para mostrar el logo, escriba su dirección https://'
   if (!s.tickerText.trim()) problems.tickerText = 'Escriba el texto de la marquesina (por ejemplo, el horario de atención).'
-  if (!ZONES.includes(s.timezone)) problems.timezone = 'Elija una zona horaria de la lista.'
+  if (!knownZone(s.timezone)) problems.timezone = 'Elija una zona horaria de la lista.'
   return problems
 }
 
@@ -120,17 +130,18 @@ export function Display() {
   const [rates, setRates] = createSignal<{ currency: string; buy: string; sell: string }[]>([])
   const action = createAction()
 
-  onMount(() =>
-    action.run(async () => {
-      const [settings, body] = await Promise.all([
-        api<Settings>('GET', '/api/ventanilla/settings'),
-        apiExact<{ rates: { currency: string; buy: string; sell: string }[] }>('/api/ventanilla/rates'),
-      ])
+  onMount(() => {
+    void action.run(async () => {
+      const settings = await api<Settings>('GET', '/api/ventanilla/settings')
       setForm({ ...settings, displayName: settings.displayName ?? '' })
-      setRates(body.rates.map((r) => ({ currency: r.currency, buy: String(r.buy), sell: String(r.sell) })))
       setLoaded(true)
-    }),
-  )
+    })
+    // The preview's rates are a nicety: without them the form still works.
+    apiExact<{ rates: { currency: string; buy: string; sell: string }[] }>('/api/ventanilla/rates').then(
+      (body) => setRates(body.rates.map((r) => ({ currency: r.currency, buy: String(r.buy), sell: String(r.sell) }))),
+      () => setRates([]),
+    )
+  })
 
   const save = (e: Event) => {
     e.preventDefault()

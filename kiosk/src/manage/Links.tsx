@@ -12,12 +12,18 @@ interface Token {
 
 type Kind = 'kiosk' | 'dispenser'
 
-const KINDS: Record<Kind, { path: string; title: string; singular: string; urlField: 'kiosk_url' | 'dispenser_url'; hint: string }> = {
-  kiosk: { path: '/api/ventanilla/tokens', title: 'Pantallas de la sala', singular: 'pantalla', urlField: 'kiosk_url', hint: 'Ábralo en el televisor de la sala.' },
+const KINDS: Record<Kind, { path: string; title: string; newLabel: string; urlField: 'kiosk_url' | 'dispenser_url'; hint: string }> = {
+  kiosk: {
+    path: '/api/ventanilla/tokens',
+    title: 'Pantallas de la sala',
+    newLabel: 'Nombre de la pantalla nueva',
+    urlField: 'kiosk_url',
+    hint: 'Ábralo en el televisor de la sala.',
+  },
   dispenser: {
     path: '/api/ventanilla/dispenser-tokens',
     title: 'Dispensadores de turnos',
-    singular: 'dispensador',
+    newLabel: 'Nombre del dispensador nuevo',
     urlField: 'dispenser_url',
     hint: 'Ábralo en la tablet de la entrada.',
   },
@@ -63,18 +69,16 @@ function TokenList(props: { kind: Kind }) {
   const [name, setName] = createSignal('')
   const [fresh, setFresh] = createSignal<{ name: string; url: string } | null>(null)
   const action = createAction(revokeWords)
-  const load = () => action.run(async () => {
-    setTokens((await api<{ data: Token[] }>('GET', kind.path)).data)
-  })
-  onMount(load)
+  const refresh = async () => setTokens((await api<{ data: Token[] }>('GET', kind.path)).data)
+  onMount(() => action.run(async () => void (await refresh())))
   const create = (e: Event) => {
     e.preventDefault()
-    if (!name().trim()) return action.setNote({ kind: 'error', text: `Escriba un nombre para reconocer el ${kind.singular}, por ejemplo «TV sala».` })
+    if (!name().trim()) return action.setNote({ kind: 'error', text: `Escriba un nombre para reconocer ${props.kind === 'kiosk' ? 'la pantalla, por ejemplo «TV sala»' : 'el dispensador, por ejemplo «Tablet entrada»'}.` })
     void action.run(async () => {
       const made = await api<Record<string, string> & { name: string }>('POST', kind.path, { name: name().trim() })
       setFresh({ name: made.name, url: made[kind.urlField] })
       setName('')
-      setTokens((await api<{ data: Token[] }>('GET', kind.path)).data)
+      await refresh()
     })
   }
   const revoke = (t: Token) =>
@@ -82,16 +86,17 @@ function TokenList(props: { kind: Kind }) {
       try {
         await api('DELETE', `${kind.path}/${t.id}`)
       } finally {
-        await load()
+        // Revoked here or elsewhere, the list shows what is live now.
+        await refresh()
       }
-      return `«${t.name}» revocado: esa ${kind.singular === 'pantalla' ? 'pantalla' : 'tablet'} deja de funcionar.`
+      return `«${t.name}» revocado: ${props.kind === 'kiosk' ? 'esa pantalla' : 'ese dispensador'} deja de funcionar.`
     })
   return (
     <section class="sub" data-testid={`tokens-${props.kind}`} aria-labelledby={`tokens-${props.kind}-title`}>
       <h2 id={`tokens-${props.kind}-title`}>{kind.title}</h2>
       <form class="inline" onSubmit={create}>
         <label>
-          Nombre del {kind.singular} nuevo
+          {kind.newLabel}
           <input maxlength="100" value={name()} onInput={(e) => setName(e.currentTarget.value)} data-testid="token-name" />
         </label>
         <button type="submit" class="primary" disabled={action.busy()} data-testid="token-create">

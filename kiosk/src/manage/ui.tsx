@@ -42,5 +42,5 @@ export function NoteLine(props: { note: Note | null; testid?: string }) {
   )
 }
 
-const dateTime = new Intl.DateTimeFormat('es-AR', { dateStyle: 'short', timeStyle: 'medium' })
+const dateTime = new Intl.DateTimeFormat('es-AR', { day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' })
 export const when = (iso: string | null | undefined) => (iso ? dateTime.format(new Date(iso)) : '—')
