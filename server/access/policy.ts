@@ -9,8 +9,9 @@ import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type Credential
 import { sha256 } from '../lib/secrets'
 import { apiErrorResponse } from '../plugins/errors'
 import { requestId } from '../plugins/request-log'
-import { authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
+import { actsAsCompany, authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
 import { authenticateSession, checkOrigin, sessionToken } from './sessions'
+import { noteKeyUse } from './key-uses'
 
 /**
  * Everything a company route needs decided before its handler runs, declared next to its path:
@@ -19,7 +20,7 @@ import { authenticateSession, checkOrigin, sessionToken } from './sessions'
 export interface Policy {
   /** Any one of these (a company key holds every permission). Omitted: any key of the company. */
   permission?: Permission | readonly Permission[]
-  /** Only a company key; an employee key gets 403 FORBIDDEN. */
+  /** Only a company key or an owner (`company.admin`); any other employee gets 403 FORBIDDEN. */
   companyKeyOnly?: boolean
   /** An employee limited to clients gets 403 FORBIDDEN (company-wide data such as the event feed). */
   unscoped?: boolean
@@ -148,17 +149,19 @@ async function decide(app: AppContext, request: Request, policy: Policy): Promis
   const caller = await identify(app, request, policy)
   try {
     admit(caller, policy)
+    noteKeyUse(app, caller.keyId)
     return caller
   } catch (e) {
     if (!forget(app, stateOf(request))) throw e
     const fresh = await identify(app, request, policy)
     admit(fresh, policy)
+    noteKeyUse(app, fresh.keyId)
     return fresh
   }
 }
 
 function admit(caller: Caller, policy: Policy) {
-  if (policy.companyKeyOnly && (caller.employee || caller.grant)) throw forbidden('Only a company key may do this')
+  if (policy.companyKeyOnly && !actsAsCompany(caller)) throw forbidden('Only a company key or an owner may do this')
   if (policy.unscoped && clientScope(caller)) throw forbidden('Not available to an employee limited to clients')
   if (policy.module && !caller.modules[policy.module])
     throw new ApiError(403, MODULE_CODE[policy.module], `The ${policy.module} module is not enabled for this company`)
@@ -197,7 +200,7 @@ const NO_TX = new Proxy({} as Tx, {
 function sentence(policy: Policy): string {
   const parts: string[] = []
   const needed = anyOf(policy.permission)
-  if (policy.companyKeyOnly) parts.push('Company key only: an employee key gets 403 `FORBIDDEN`.')
+  if (policy.companyKeyOnly) parts.push('Company key or owner (`company.admin`) only: any other employee gets 403 `FORBIDDEN`.')
   else if (needed.length) parts.push(`Needs ${needed.map((p) => `\`${p}\``).join(' or ')} (a company key has every permission).`)
   if (policy.grant) parts.push('Also accepts `Authorization: Bearer <external grant>`, which reaches only its own client.')
   if (policy.unscoped) parts.push('An employee limited to clients gets 403 `FORBIDDEN`.')
