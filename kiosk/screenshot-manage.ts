@@ -1,5 +1,5 @@
 /**
- * Renders the manager app (1366×768) with demo data and writes docs/manage-rates.png, docs/manage-display.png,
+ * Renders the manager app (1366×768, or MANAGE_SHOT_VIEWPORT=WxH) with demo data and writes docs/manage-rates.png, docs/manage-display.png,
  * docs/manage-links.png, docs/manage-monitor.png and docs/manage-stats.png:
  *   bun kiosk/screenshot-manage.ts [outDir]
  * Runs the real server on a throwaway embedded database, so the pictures show the app exactly as served.
@@ -27,7 +27,8 @@ async function call(method: string, path: string, body?: unknown, auth: Record<s
   return res.json()
 }
 
-const chromium = await launchChromium({ width: 1366, height: 768 })
+const [width, height] = (process.env.MANAGE_SHOT_VIEWPORT ?? '1366x768').split('x').map(Number)
+const chromium = await launchChromium({ width, height })
 try {
   const jwt = await new SignJWT({ email: OPERATOR }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(SECRET))
   const bearer = { authorization: `Bearer ${jwt}` }
@@ -93,6 +94,7 @@ try {
       await page.getByTestId('tokens-kiosk').getByTestId('token-name').fill('TV vidriera')
       await page.getByTestId('tokens-kiosk').getByTestId('token-create').click()
       await page.getByTestId('new-link').waitFor()
+      await page.waitForFunction(() => [...document.querySelectorAll<HTMLButtonElement>('[data-testid=token-create]')].every((b) => !b.disabled))
     }
     await page.screenshot({ path: join(out, file) })
     console.log(`wrote ${join(out, file)}`)

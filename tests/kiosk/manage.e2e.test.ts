@@ -267,6 +267,30 @@ describe('the manager app', () => {
     expect(await violations(page)).toEqual([])
   }, 60_000)
 
+  test('every section fits a tablet either way up and the 1366×768 counter PC without sideways scrolling', async () => {
+    const sections: [string, string][] = [
+      ['cotizaciones', 'rates-section'],
+      ['pantalla', 'display-section'],
+      ['servicios', 'services-section'],
+      ['enlaces', 'links-section'],
+      ['personal', 'staff-section'],
+      ['monitor', 'monitor-section'],
+      ['estadisticas', 'stats-section'],
+    ]
+    for (const size of [
+      { width: 1024, height: 768 },
+      { width: 768, height: 1024 },
+      { width: 1366, height: 768 },
+    ]) {
+      await page.setViewportSize(size)
+      for (const [path, testid] of sections) {
+        await section(path, testid)
+        const width = await page.evaluate(() => document.documentElement.scrollWidth)
+        expect(`${path} at ${size.width}: ${width}`).toBe(`${path} at ${size.width}: ${size.width}`)
+      }
+    }
+  }, 60_000)
+
   test('Personal: a cashier made here with a password signs in at /staff, sees no manager section and gets 403 from their routes', async () => {
     await section('personal', 'staff-section')
     expect(await page.getByTestId('console-link').textContent()).toBe(`${server.base}/staff?empresa=${companyId}`)

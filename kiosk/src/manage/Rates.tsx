@@ -146,7 +146,7 @@ export function Rates() {
           save()
         }}
       >
-        <table class="grid" ref={table} data-testid="rates-table">
+        <table class="grid compact" ref={table} data-testid="rates-table">
           <thead>
             <tr>
               <th scope="col">Moneda</th>

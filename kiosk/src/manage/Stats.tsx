@@ -17,7 +17,8 @@ export interface StatsRow {
   avg_service_s: number | null
 }
 
-const isoDay = (d: Date) => d.toLocaleDateString('sv-SE')
+/** The calendar day of `d` in `zone` as YYYY-MM-DD (Swedish dates are ISO-shaped). */
+const isoDay = (d: Date, zone?: string) => d.toLocaleDateString('sv-SE', zone ? { timeZone: zone } : {})
 const minutes = (s: number | null) => (s === null || s === undefined ? '—' : `${Math.floor(s / 60)}:${String(Math.round(s % 60)).padStart(2, '0')}`)
 const dayLabel = (iso: string) => new Date(`${iso}T12:00:00`).toLocaleDateString('es-AR', { weekday: 'short', day: 'numeric', month: 'numeric' })
 
@@ -80,7 +81,22 @@ export function Stats() {
       setRows(body.data)
     })
   }
-  onMount(() => load())
+  // The stats' days are the company's: a branch in Buenos Aires at 22:00 is still on today there.
+  onMount(async () => {
+    const zone = await api<{ timezone: string }>('GET', '/api/ventanilla/settings').then(
+      (s) => s.timezone,
+      () => undefined,
+    )
+    if (zone) {
+      try {
+        setFrom(isoDay(weekAgo, zone))
+        setTo(isoDay(today, zone))
+      } catch {
+        // A zone this browser does not know: the browser's own days.
+      }
+    }
+    load()
+  })
   const totals = () => dailyTotals(rows())
   const timeRows = () => rows().filter((r) => r.avg_wait_s !== null || r.avg_service_s !== null)
   return (
