@@ -1,6 +1,6 @@
 /**
  * Renders the manager app (1366×768, or MANAGE_SHOT_VIEWPORT=WxH) with demo data and writes docs/manage-rates.png, docs/manage-display.png,
- * docs/manage-links.png, docs/manage-monitor.png and docs/manage-stats.png:
+ * docs/manage-links.png and docs/manage-monitor.png:
  *   bun kiosk/screenshot-manage.ts [outDir]
  * Runs the real server on a throwaway embedded database, so the pictures show the app exactly as served.
  */
@@ -84,7 +84,6 @@ try {
     ['pantalla', 'preview', 'manage-display.png'],
     ['enlaces', 'tokens-dispenser', 'manage-links.png'],
     ['monitor', 'serving', 'manage-monitor.png'],
-    ['estadisticas', 'stats-table', 'manage-stats.png'],
   ]
   for (const [path, ready, file] of shots) {
     await page.locator(`nav a[href="/manage/${path}"]`).click()

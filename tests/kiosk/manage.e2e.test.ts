@@ -183,7 +183,7 @@ describe('the manager app', () => {
     expect(await violations(page)).toEqual([])
   }, 60_000)
 
-  test('Servicios: a service is created; a duplicate prefix is refused in words', async () => {
+  test('Servicios: created, renamed, prefix changed and deleted; a duplicate prefix is refused in words', async () => {
     await section('servicios', 'services-section')
     const form = page.getByTestId('service-create')
     await form.locator('input[name=name]').fill('Cambio de divisas')
@@ -196,6 +196,28 @@ describe('the manager app', () => {
     expect(await page.getByTestId('service-create-message').textContent({ timeout: SLOW })).toBe('Ya hay otro servicio con el prefijo A. Elija otro.')
     expect((await ok('GET', '/api/ventanilla/services')).data.map((s: { prefix: string }) => s.prefix)).toEqual(['A'])
     expect(await page.getByTestId('service-row').count()).toBe(1)
+
+    // A second one: its prefix changed to a taken one is refused; renamed with a free prefix it is saved; then deleted.
+    await form.locator('input[name=name]').fill('Pagos')
+    await form.locator('input[name=prefix]').fill('B')
+    await form.getByRole('button', { name: 'Crear servicio' }).click()
+    const second = page.getByTestId('service-row').nth(1)
+    await second.waitFor({ timeout: SLOW })
+    await second.getByTestId('service-prefix').fill('A')
+    await second.getByRole('button', { name: 'Guardar' }).click()
+    expect(await second.getByTestId('message').textContent({ timeout: SLOW })).toBe('Ya hay otro servicio con el prefijo A. Elija otro.')
+    await second.getByTestId('service-name').fill('Pagos y cobranzas')
+    await second.getByTestId('service-prefix').fill('P')
+    await second.getByRole('button', { name: 'Guardar' }).click()
+    expect(await second.getByTestId('message').textContent({ timeout: SLOW })).toBe('Guardado.')
+    expect((await ok('GET', '/api/ventanilla/services')).data.map((s: { name: string; prefix: string }) => `${s.prefix} ${s.name}`)).toEqual([
+      'A Cambio de divisas',
+      'P Pagos y cobranzas',
+    ])
+    await second.getByRole('button', { name: 'Eliminar' }).click()
+    await second.getByTestId('service-delete-confirm').click()
+    await page.getByTestId('service-row').nth(1).waitFor({ state: 'detached', timeout: SLOW })
+    expect((await ok('GET', '/api/ventanilla/services')).data.map((s: { prefix: string }) => s.prefix)).toEqual(['A'])
     expect(await violations(page)).toEqual([])
   }, 60_000)
 

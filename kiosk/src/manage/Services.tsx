@@ -33,8 +33,10 @@ function ServiceRow(props: { service: Service; onChanged: () => void }) {
     if (problem) return action.setNote({ kind: 'error', text: problem })
     lastPrefix = prefix().trim()
     void action.run(async () => {
-      await api('PATCH', `/api/ventanilla/services/${props.service.id}`, { name: name().trim(), prefix: prefix().trim() })
-      props.onChanged()
+      // The row already shows what was saved; reloading the list would redraw it and lose this message.
+      const saved = await api<Service>('PATCH', `/api/ventanilla/services/${props.service.id}`, { name: name().trim(), prefix: prefix().trim() })
+      setName(saved.name)
+      setPrefix(saved.prefix)
       return 'Guardado.'
     })
   }
@@ -65,8 +67,8 @@ function ServiceRow(props: { service: Service; onChanged: () => void }) {
             </button>
           }
         >
-          <span role="group" aria-label={`Confirmar eliminación de ${props.service.name}`} class="confirm">
-            ¿Eliminar «{props.service.name}»? Los turnos ya emitidos quedan registrados.
+          <span role="group" aria-label={`Confirmar eliminación de ${name()}`} class="confirm">
+            ¿Eliminar «{name()}»? Los turnos ya emitidos quedan registrados.
             <button type="button" class="danger" onClick={remove} data-testid="service-delete-confirm">
               Sí, eliminar
             </button>
