@@ -5,24 +5,28 @@ const COMPANY_KEY = 'fos.manage.company'
 
 export const [session, setSession] = createSignal<Session | null>(null)
 
-/** The company signed in to: the `?empresa=` of the link, else the one last used on this browser. */
-export function companyId(): string {
-  const fromLink = new URLSearchParams(location.search).get('empresa')
-  if (fromLink) return fromLink
+let company = ''
+try {
+  company = localStorage.getItem(COMPANY_KEY) ?? ''
+} catch {
+  // A browser without storage asks for the company each time.
+}
+
+export function rememberCompany(id: number | string) {
+  company = String(id)
   try {
-    return localStorage.getItem(COMPANY_KEY) ?? ''
+    localStorage.setItem(COMPANY_KEY, company)
   } catch {
-    return ''
+    // Kept for this page only.
   }
 }
 
-export function rememberCompany(id: number) {
-  try {
-    localStorage.setItem(COMPANY_KEY, String(id))
-  } catch {
-    // A browser without storage asks for the company again next time.
-  }
-}
+// Read once at load: moving between sections drops the query string, and the staff link still needs the company.
+const fromLink = new URLSearchParams(location.search).get('empresa')
+if (fromLink && /^[1-9]\d{0,9}$/.test(fromLink)) rememberCompany(fromLink)
+
+/** The company signed in to: the `?empresa=` of the link that opened the app, else the one last used here. */
+export const companyId = () => company
 
 /** An owner (`company.admin`) counts as holding every permission, as the API treats it. */
 export function can(permission: string): boolean {
