@@ -1,5 +1,5 @@
 import { A, Navigate, Route, Router, useNavigate, type RouteSectionProps } from '@solidjs/router'
-import { createSignal, For, Match, onMount, Show, Switch, type Component } from 'solid-js'
+import { createSignal, For, lazy, Match, onMount, Show, Switch, type Component } from 'solid-js'
 import { api, ApiFailure, explain, type Session } from './api'
 import { companyId, notice, rememberCompany, session, setNotice, setSession } from './session'
 import { SECTIONS } from './sections'
@@ -9,7 +9,9 @@ import { Services } from './Services'
 import { Links } from './Links'
 import { Staff } from './Staff'
 import { Monitor } from './Monitor'
-import { Stats } from './Stats'
+
+// Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
+const Stats = lazy(() => import('./Stats').then((m) => ({ default: m.Stats })))
 
 function SignIn(props: { notice: string | null }) {
   const [company, setCompany] = createSignal(companyId())
