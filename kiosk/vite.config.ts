@@ -3,7 +3,7 @@ import { defineConfig } from 'vite'
 import solid from 'vite-plugin-solid'
 
 // Served by the API (see server/lib/app-pages.ts): the kiosk at /kiosk/{token}, the counter console at /staff and the
-// ticket dispenser at /dispenser/{token}; their hashed assets under /kiosk/assets/ get a year-long cache there.
+// ticket dispenser at /dispenser/{token}, the first-run setup page at /setup; their hashed assets under /kiosk/assets/ get a year-long cache there.
 export default defineConfig({
   root: import.meta.dirname,
   base: '/kiosk/',
@@ -20,6 +20,7 @@ export default defineConfig({
         index: resolve(import.meta.dirname, 'index.html'),
         staff: resolve(import.meta.dirname, 'staff.html'),
         dispenser: resolve(import.meta.dirname, 'dispenser.html'),
+        setup: resolve(import.meta.dirname, 'setup.html'),
       },
     },
   },
