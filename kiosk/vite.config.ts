@@ -3,7 +3,8 @@ import { defineConfig } from 'vite'
 import solid from 'vite-plugin-solid'
 
 // Served by the API (see server/lib/app-pages.ts): the kiosk at /kiosk/{token}, the counter console at /staff, the manager app at
-// /manage and the ticket dispenser at /dispenser/{token}; their hashed assets under /kiosk/assets/ get a year-long cache there.
+// /manage, the ticket dispenser at /dispenser/{token} and the first-run setup page at /setup; their hashed assets under
+// /kiosk/assets/ get a year-long cache there.
 export default defineConfig({
   root: import.meta.dirname,
   base: '/kiosk/',
@@ -21,6 +22,7 @@ export default defineConfig({
         staff: resolve(import.meta.dirname, 'staff.html'),
         dispenser: resolve(import.meta.dirname, 'dispenser.html'),
         manage: resolve(import.meta.dirname, 'manage.html'),
+        setup: resolve(import.meta.dirname, 'setup.html'),
       },
     },
   },
