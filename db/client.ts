@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, mkdirSync } from 'node:fs'
+import { readdirSync, readFileSync, mkdirSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import type { Sql } from 'postgres'
@@ -51,6 +51,60 @@ export interface DatabaseOptions {
 
 /** The start refuses a setup that would lose writes; the message says what to change. */
 export class DatabaseSetupError extends Error {}
+
+/** The embedded database's directory is open in another process. */
+export class DatabaseBusyError extends DatabaseSetupError {}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * PGlite is one process's database: a second process opening the same directory (the operator CLI while the server
+ * runs, a second server by mistake) would write over the first's pages. The first to open it writes its pid into
+ * `fos.pid` there, created exclusively; a file naming a process that is gone (killed, crashed) is taken over.
+ * Answers the release, run at close.
+ */
+function claimDirectory(dataDir: string): () => void {
+  const file = join(dataDir, 'fos.pid')
+  const mine = String(process.pid)
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      writeFileSync(file, mine, { flag: 'wx' })
+      return () => {
+        try {
+          if (readFileSync(file, 'utf8').trim() === mine) unlinkSync(file)
+        } catch {
+          // Already gone: nothing to release.
+        }
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
+      let holder = 0
+      try {
+        holder = Number(readFileSync(file, 'utf8').trim())
+      } catch {
+        continue
+      }
+      if (holder && holder !== process.pid && alive(holder))
+        throw new DatabaseBusyError(
+          `the embedded database in ${dataDir} is open in another process (pid ${holder}), most likely the running server; ` +
+            'the embedded database serves one process at a time. Stop that process and try again, or run the service on Postgres (DATABASE_URL) to use both at once.',
+        )
+      try {
+        unlinkSync(file)
+      } catch {
+        // Another process took it over first; the next attempt tells.
+      }
+    }
+  }
+  throw new DatabaseBusyError(`the embedded database in ${dataDir} is being opened by another process; try again`)
+}
 
 /**
  * At most `max` statements outside transactions and transactions in flight on the pool, so postgres.js always finds
@@ -201,11 +255,18 @@ async function openPglite(dataDir?: string): Promise<Database> {
   const { migrate } = await import('drizzle-orm/pglite/migrator')
 
   if (dataDir) mkdirSync(dataDir, { recursive: true })
-  const client = dataDir ? new PGlite(dataDir) : new PGlite()
-  await client.waitReady
+  const release = dataDir ? claimDirectory(dataDir) : () => {}
+  let client: InstanceType<typeof PGlite>
+  try {
+    client = dataDir ? new PGlite(dataDir) : new PGlite()
+    await client.waitReady
+    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS })
+    for (const text of routines()) await client.exec(text)
+  } catch (e) {
+    release()
+    throw e
+  }
   const db = drizzle(client) as unknown as Db
-  await migrate(drizzle(client), { migrationsFolder: MIGRATIONS })
-  for (const text of routines()) await client.exec(text)
   return {
     kind: 'pglite',
     db,
@@ -215,6 +276,12 @@ async function openPglite(dataDir?: string): Promise<Database> {
     async rows(query, on = db) {
       return rowsOf(await on.execute(query))
     },
-    close: () => client.close(),
+    close: async () => {
+      try {
+        await client.close()
+      } finally {
+        release()
+      }
+    },
   }
 }

@@ -2,8 +2,9 @@ import { resolve } from 'node:path'
 import { defineConfig } from 'vite'
 import solid from 'vite-plugin-solid'
 
-// Served by the API (see server/lib/app-pages.ts): the kiosk at /kiosk/{token}, the counter console at /staff and the
-// ticket dispenser at /dispenser/{token}; their hashed assets under /kiosk/assets/ get a year-long cache there.
+// Served by the API (see server/lib/app-pages.ts): the kiosk at /kiosk/{token}, the counter console at /staff, the manager app at
+// /manage, the ticket dispenser at /dispenser/{token} and the first-run setup page at /setup; their hashed assets under
+// /kiosk/assets/ get a year-long cache there.
 export default defineConfig({
   root: import.meta.dirname,
   base: '/kiosk/',
@@ -20,6 +21,8 @@ export default defineConfig({
         index: resolve(import.meta.dirname, 'index.html'),
         staff: resolve(import.meta.dirname, 'staff.html'),
         dispenser: resolve(import.meta.dirname, 'dispenser.html'),
+        manage: resolve(import.meta.dirname, 'manage.html'),
+        setup: resolve(import.meta.dirname, 'setup.html'),
       },
     },
   },

@@ -26,6 +26,7 @@ import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
 import { sessionsModule } from './modules/sessions'
 import { webhooksModule } from './modules/webhooks'
+import { setupModule } from './modules/setup'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -52,6 +53,7 @@ export function createApp(app: AppContext) {
       { response: { 200: t.Object({ status: t.Literal('ok') }), ...errorAnswers() }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
     )
     .use(superadmin(app))
+    .use(setupModule(app))
     .use(sessionsModule(app))
     .use(employeesModule(app))
     .use(clientsModule(app))

@@ -12,6 +12,7 @@ import { closeExports } from './modules/exports/limits'
 import { auditSigningKeyPem } from './modules/audit/signing-key'
 import { startAuditChain } from './modules/audit/worker'
 import { announceListening, isCopy, startCopies, whenFirstGone } from './infra/processes'
+import { newSetupLink } from './modules/setup/service'
 
 /** Every line names its process when several serve the port. */
 const logAs = (pid: number | undefined) => (entry: Record<string, unknown>) =>
@@ -66,6 +67,14 @@ async function main() {
   if (process.argv.includes('--demo') && !copy) {
     const { seedDemo } = await import('./demo')
     await seedDemo(ctx, app)
+  }
+  // While no company exists the operator needs a way in: a link with a fresh token, in the log and as a plain line
+  // that is easy to find and copy, printed before the service answers so that it is there once it does. The copies
+  // of a PROCESSES start leave it to the first process.
+  const setupLink = copy ? null : await newSetupLink(ctx.db, config.publicBaseUrl, ctx.clock())
+  if (setupLink) {
+    log({ level: 'info', msg: setupLink })
+    console.log(setupLink)
   }
   // A silent connection is closed after IDLE_TIMEOUT_S; event streams lift it for themselves (they speak every 20 s).
   // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload

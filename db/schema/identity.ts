@@ -47,6 +47,28 @@ export const apiKeys = pgTable(
 )
 
 /**
+ * When a key was last used, kept apart from `api_keys` so that noting a use neither writes an audit row nor
+ * changes the key's fingerprint (`api_key_callers.state`). Noted at most once a minute per key and process.
+ */
+export const apiKeyUses = pgTable('api_key_uses', {
+  apiKeyId: integer('api_key_id')
+    .primaryKey()
+    .references(() => apiKeys.id),
+  lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }).notNull(),
+})
+
+/**
+ * The first-run setup link's token while no company exists: only its SHA-256 is kept, a fresh one at every start,
+ * each valid 24 h. Not a tenant table: it exists before any company does.
+ */
+export const setupTokens = pgTable('setup_tokens', {
+  id: serial('id').primaryKey(),
+  tokenHash: text('token_hash').notNull().unique(),
+  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+})
+
+/**
  * A signed-in employee (cookie `fos_session`). Only a SHA-256 of the cookie value is kept; a revoked or expired
  * row, or one of a deleted employee, no longer authenticates, whichever process looks it up.
  */

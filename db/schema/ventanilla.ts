@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { boolean, date, index, integer, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { deletedAt, money, timestamps } from './columns'
-import { companies } from './identity'
+import { companies, employees } from './identity'
 
 /** One row per company, created on the first PUT; until then the screen uses the defaults. */
 export const ventanillaSettings = pgTable(
@@ -23,6 +23,10 @@ export const ventanillaSettings = pgTable(
     priorityMode: text('priority_mode').notNull().default('first'),
     /** Rates are replaced as a set, so the time of the last replacement lives here, where deleting a rate cannot lose it. */
     ratesUpdatedAt: timestamp('rates_updated_at', { withTimezone: true, mode: 'date' }),
+    /** The employee who last replaced the rates; null when a key did (or nobody yet). */
+    ratesUpdatedBy: integer('rates_updated_by').references(() => employees.id),
+    /** Whether a dispenser asks the customer's name: `off` | `optional` | `required`. */
+    dispenserAsksName: text('dispenser_asks_name').notNull().default('off'),
     ...timestamps,
   },
   (t) => [uniqueIndex('ventanilla_settings_company').on(t.companyId)],
@@ -79,6 +83,8 @@ export const ventanillaTickets = pgTable(
     calledAt: timestamp('called_at', { withTimezone: true, mode: 'date' }),
     firstCalledAt: timestamp('first_called_at', { withTimezone: true, mode: 'date' }),
     finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    /** The employee of the last call; null when a key called it. */
+    calledBy: integer('called_by').references(() => employees.id),
     /** The dispenser that issued it (null for tickets taken by staff); its per-minute limit counts these. */
     dispenserTokenId: integer('dispenser_token_id'),
     ...timestamps,

@@ -23,6 +23,8 @@ export const PERMISSIONS = [
   'ventanilla.manage',
   'ventanilla.call',
   'webhooks.manage',
+  'company.admin',
+  'employees.manage',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
@@ -147,13 +149,23 @@ export async function authenticateGrant(db: Db, token: string | undefined, now: 
   }
 }
 
+/** An owner: an employee holding `company.admin`. */
+export const isOwner = (caller: Caller) => !caller.grant && caller.employee?.permissions.includes('company.admin') === true
+
+/**
+ * Whether the caller may do all a company key may: a company key, or an owner, who is the company key in person
+ * (the audit trail still names the owner, since its caller keeps its employee).
+ */
+export const actsAsCompany = (caller: Caller) => !caller.grant && (caller.employee == null || isOwner(caller))
+
 export function can(caller: Caller, permission: Permission): boolean {
   if (caller.grant) return false
-  return caller.employee == null || caller.employee.permissions.includes(permission)
+  return actsAsCompany(caller) || caller.employee!.permissions.includes(permission)
 }
 
 /** The client ids a caller is limited to (a scoped employee's, a grant's one client), or null for every client. */
 export function clientScope(caller: Caller): number[] | null {
   if (caller.grant) return [caller.grant.clientId]
+  if (actsAsCompany(caller)) return null
   return caller.employee && caller.employee.clientIds.length > 0 ? caller.employee.clientIds : null
 }

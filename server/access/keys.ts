@@ -15,6 +15,14 @@ export const KeyModel = {
     prefix: t.String(),
     created_at: DateTime,
   }),
+  listed: t.Object({
+    id: t.Integer(),
+    name: t.String(),
+    prefix: t.String(),
+    employee_id: t.Union([t.Integer(), t.Null()], { description: 'Null for a company key' }),
+    created_at: DateTime,
+    last_used_at: t.Union([DateTime, t.Null()], { description: 'Last authenticated request, to within a minute; null if never' }),
+  }),
 }
 
 /** Issues a key for a company (employeeId null) or an employee; the secret is returned once and kept only as a hash. */

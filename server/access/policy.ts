@@ -8,7 +8,8 @@ import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
 import { claimKey, CredentialChanged, keepAnswer, requestFingerprint, tenantTx, type TxMode } from '../lib/write'
 import { sha256 } from '../lib/secrets'
 import { apiErrorResponse } from '../plugins/errors'
-import { authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
+import { actsAsCompany, authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
+import { noteKeyUse } from './key-uses'
 import { authenticateSession, checkOrigin, sessionToken } from './sessions'
 
 /**
@@ -18,7 +19,7 @@ import { authenticateSession, checkOrigin, sessionToken } from './sessions'
 export interface Policy {
   /** Any one of these (a company key holds every permission). Omitted: any key of the company. */
   permission?: Permission | readonly Permission[]
-  /** Only a company key; an employee key gets 403 FORBIDDEN. */
+  /** Only a company key or an owner (`company.admin`); any other employee gets 403 FORBIDDEN. */
   companyKeyOnly?: boolean
   /** An employee limited to clients gets 403 FORBIDDEN (company-wide data such as the event feed). */
   unscoped?: boolean
@@ -105,7 +106,7 @@ async function identify(app: AppContext, request: Request, policy: Policy, remem
 }
 
 function admit(caller: Caller, policy: Policy) {
-  if (policy.companyKeyOnly && (caller.employee || caller.grant)) throw forbidden('Only a company key may do this')
+  if (policy.companyKeyOnly && !actsAsCompany(caller)) throw forbidden('Only a company key or an owner may do this')
   if (policy.unscoped && clientScope(caller)) throw forbidden('Not available to an employee limited to clients')
   if (policy.module && !caller.modules[policy.module])
     throw new ApiError(403, MODULE_CODE[policy.module], `The ${policy.module} module is not enabled for this company`)
@@ -123,12 +124,14 @@ async function decide(app: AppContext, request: Request, policy: Policy): Promis
   const first = await identify(app, request, policy, mayRemember)
   try {
     admit(first.caller, policy)
+    noteKeyUse(app, first.caller.keyId)
     return first
   } catch (e) {
     if (!first.remembered) throw e
     keyMemory(app).delete(first.remembered.digest)
     const fresh = await identify(app, request, policy, false)
     admit(fresh.caller, policy)
+    noteKeyUse(app, fresh.caller.keyId)
     return fresh
   }
 }
@@ -245,7 +248,7 @@ async function refusalOnFreshLookup(app: AppContext, request: Request): Promise<
 function sentence(policy: Policy): string {
   const parts: string[] = []
   const needed = anyOf(policy.permission)
-  if (policy.companyKeyOnly) parts.push('Company key only: an employee key gets 403 `FORBIDDEN`.')
+  if (policy.companyKeyOnly) parts.push('Company key or owner (`company.admin`) only: any other employee gets 403 `FORBIDDEN`.')
   else if (needed.length) parts.push(`Needs ${needed.map((p) => `\`${p}\``).join(' or ')} (a company key has every permission).`)
   if (policy.grant) parts.push('Also accepts `Authorization: Bearer <external grant>`, which reaches only its own client.')
   if (policy.unscoped) parts.push('An employee limited to clients gets 403 `FORBIDDEN`.')

@@ -150,8 +150,6 @@ export async function signIn(app: AppContext, input: { company_id: number; email
   if (!row?.passwordHash || !ok) throw unauthorized('Wrong e-mail or password')
   await db.delete(signInFailures).where(eq(signInFailures.id, attempt.id))
 
-  const token = randomBytes(32).toString('base64url')
-  const expiresAt = new Date(now.getTime() + SESSION_TTL_MS)
   const employee = { id: row.id, email: row.email, name: row.name, permissions: row.permissions ?? [], client_ids: row.clientIds ?? [] }
   // As the employee, so the audit trail names who signed in.
   const caller: Caller = {
@@ -160,9 +158,7 @@ export async function signIn(app: AppContext, input: { company_id: number; email
     modules: { mesas: false, ventanilla: false },
     employee: { id: row.id, email: row.email, name: row.name, permissions: employee.permissions, clientIds: employee.client_ids },
   }
-  await tenantTx(app, caller, 'write', (tx) =>
-    tx.insert(employeeSessions).values({ companyId: input.company_id, employeeId: row.id, tokenHash: sha256(token), expiresAt, createdAt: now, updatedAt: now }),
-  )
+  const { token, expiresAt } = await tenantTx(app, caller, 'write', (tx) => openSession(tx, input.company_id, row.id, now))
   return {
     token,
     session: {
@@ -170,6 +166,14 @@ export async function signIn(app: AppContext, input: { company_id: number; email
       expires_at: expiresAt.toISOString(),
     },
   }
+}
+
+/** A new session of an employee: its cookie value (kept only as a digest) and when it ends. */
+export async function openSession(tx: Executor, companyId: number, employeeId: number, now: Date) {
+  const token = randomBytes(32).toString('base64url')
+  const expiresAt = new Date(now.getTime() + SESSION_TTL_MS)
+  await tx.insert(employeeSessions).values({ companyId, employeeId, tokenHash: sha256(token), expiresAt, createdAt: now, updatedAt: now })
+  return { token, expiresAt }
 }
 
 export function sessionCookie(token: string, publicBaseUrl: string, maxAgeS = SESSION_TTL_MS / 1000) {

@@ -157,6 +157,7 @@ describe('staff queue', () => {
         { service_id: a, name: 'Cambio', prefix: 'A', waiting: [{ id: x.id, number: 'A-001', customer_name: 'Juan Pérez', priority: false, created_at: x.created_at }] },
         { service_id: b, name: 'Pagos', prefix: 'B', waiting: [] },
       ],
+      serving: [],
     })
     expect((await queue(c, (await c.employee(['ventanilla.manage'])).key)).status).toBe(403)
     expect((await queue(c, (await c.employee(['ventanilla.call'])).key)).status).toBe(200)
@@ -255,8 +256,8 @@ describe('stats', () => {
       expect(Math.abs(mean(waits) - 330)).toBeLessThan(5)
       expect(services).toHaveLength(2)
       expect(r.body.data).toEqual([
-        { date: today, service_id: a, issued: 10, served: 2, no_show: 1, avg_wait_s: Math.round(mean(waits)), p90_wait_s: Math.round(p90), avg_service_s: Math.round(mean(services)) },
-        { date: today, service_id: b, issued: 1, served: 0, no_show: 0, avg_wait_s: null, p90_wait_s: null, avg_service_s: null },
+        { date: today, service_id: a, service_name: 'Cambio', issued: 10, served: 2, no_show: 1, avg_wait_s: Math.round(mean(waits)), p90_wait_s: Math.round(p90), avg_service_s: Math.round(mean(services)) },
+        { date: today, service_id: b, service_name: 'Pagos', issued: 1, served: 0, no_show: 0, avg_wait_s: null, p90_wait_s: null, avg_service_s: null },
       ])
       // Today is the default; another day has nothing.
       expect((await t.request('GET', '/api/ventanilla/stats', { key: c.key })).body).toEqual(r.body)
@@ -309,7 +310,7 @@ describe('dispensers', () => {
     const d = await dispenser(c)
     const view = await t.request('GET', `/api/public/ventanilla/${d.token}/services`)
     expect(view.status).toBe(200)
-    expect(view.body).toEqual({ companyName: c.name, timezone: 'America/Argentina/Buenos_Aires', priority: true, services: [{ id: a, name: 'Cambio', prefix: 'A' }, { id: b, name: 'Pagos', prefix: 'B' }] })
+    expect(view.body).toEqual({ companyName: c.name, timezone: 'America/Argentina/Buenos_Aires', priority: true, asksName: 'off', services: [{ id: a, name: 'Cambio', prefix: 'A' }, { id: b, name: 'Pagos', prefix: 'B' }] })
     expect(await dispense(d.token, { service_id: a })).toMatchObject({ status: 201, body: { number: 'A-001', service: 'Cambio', priority: false, waiting_ahead: 0 } })
     expect((await dispense(d.token, { service_id: a })).body).toEqual({ number: 'A-002', service: 'Cambio', priority: false, waiting_ahead: 1 })
     // A priority ticket goes before the ordinary ones, and they now have one more ahead of them.

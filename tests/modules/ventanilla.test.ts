@@ -128,10 +128,11 @@ describe('ventanilla staff routes', () => {
       announceTts: true,
       privacyMode: 'first_last_initial',
       priorityMode: 'first',
+      dispenserAsksName: 'off',
     })
     const put = await t.request('PUT', '/api/ventanilla/settings', { key: c.key, body: { ...SETTINGS, displayName: 'Casa Centro', privacyMode: 'ticket' } })
     expect(put.status).toBe(200)
-    expect(put.body).toEqual({ ...SETTINGS, displayName: 'Casa Centro', privacyMode: 'ticket', priorityMode: 'first' })
+    expect(put.body).toEqual({ ...SETTINGS, displayName: 'Casa Centro', privacyMode: 'ticket', priorityMode: 'first', dispenserAsksName: 'off' })
     expect((await t.request('GET', '/api/ventanilla/settings', { key: c.key })).body.displayName).toBe('Casa Centro')
     const off = await t.request('PUT', '/api/ventanilla/settings', { key: c.key, body: { ...SETTINGS, displayName: 'Casa Centro', priorityMode: 'off' } })
     expect(off.body.priorityMode).toBe('off')

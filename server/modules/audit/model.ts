@@ -14,7 +14,7 @@ const bound = (which: 'from' | 'to') =>
 const action = (description?: string) =>
   t.Union([t.Literal('create'), t.Literal('update'), t.Literal('cancel'), t.Literal('revert'), t.Literal('delete')], { description })
 const channel = (description?: string) =>
-  t.Union([t.Literal('messaging'), t.Literal('twin'), t.Literal('dashboard')], { description })
+  t.Union([t.Literal('messaging'), t.Literal('twin'), t.Literal('cli'), t.Literal('setup'), t.Literal('dashboard')], { description })
 
 const actor = t.Object(
   {
@@ -37,7 +37,7 @@ const entry = t.Object({
   action: action(),
   raw_action: t.Union([t.Literal('INSERT'), t.Literal('UPDATE'), t.Literal('DELETE')]),
   actor,
-  channel: t.Union([t.String(), t.Null()], { description: '`messaging` or `twin` for rows of operations made by a tool run (and their transactions), else null' }),
+  channel: t.Union([t.String(), t.Null()], { description: '`messaging` or `twin` for rows of operations made by a tool run (and their transactions); `cli` for changes made with the operator CLI (`bun run admin`), `setup` for the first-run setup; else null' }),
   channel_detail: t.Record(t.String(), t.Any(), {
     description: '`{ requested_by: { contact_id, phone, employee { id, name }, client { id, name } } }` for tool-run rows; `{}` otherwise.',
   }),
@@ -112,7 +112,7 @@ export const AuditModel = {
     action: t.Optional(action('Mapped action')),
     channel: t.Optional(
       channel(
-        'Only rows made through a messaging tool run (`messaging`) or its twin (`twin`). `dashboard` is accepted because the interface names it as a channel value, but no row carries it (changes made through the API have a null channel), so it gives an empty page. Rows without a channel cannot be selected by this filter; any other value is 400.',
+        'Only rows made through a messaging tool run (`messaging`) or its twin (`twin`), the operator CLI (`cli`) or the first-run setup (`setup`). `dashboard` is accepted because the interface names it as a channel value, but no row carries it (changes made through the API have a null channel), so it gives an empty page. Rows without a channel cannot be selected by this filter; any other value is 400.',
       ),
     ),
     ...pageQuery(100),

@@ -1,9 +1,11 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
-import { apiKeys, clients, employees } from '../../../db/schema'
+import { apiKeys, apiKeyUses, clients, employees } from '../../../db/schema'
 import type { Executor, Tx } from '../../../db/client'
-import type { Caller } from '../../access/caller'
+import { actsAsCompany, type Caller } from '../../access/caller'
+import { checkDelegation } from '../../access/delegation'
+import { issueKey } from '../../access/keys'
 import { endSessions, hashPassword } from '../../access/sessions'
-import { conflict, notFound, unprocessable } from '../../lib/errors'
+import { conflict, forbidden, notFound, unprocessable } from '../../lib/errors'
 
 type Row = typeof employees.$inferSelect
 
@@ -40,6 +42,7 @@ export async function createEmployee(
   caller: Caller,
   input: { email: string; name: string; permissions: string[]; client_ids?: number[]; password?: string },
 ) {
+  checkDelegation(caller, { permissions: input.permissions, clientIds: input.client_ids ?? [] })
   await checkClients(tx, caller.companyId, input.client_ids)
   if (await emailTaken(tx, caller.companyId, input.email)) throw conflict('CONFLICT', 'An employee with this email exists')
   const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
@@ -66,13 +69,47 @@ export async function listEmployees(db: Executor, caller: Caller) {
   return rows.map(employeeDto)
 }
 
-export async function getEmployee(db: Executor, caller: Caller, id: number) {
-  const [row] = await db
+/** A live employee of the caller's company; `lock` holds the row until the change made on it commits. */
+export async function getEmployee(db: Executor, caller: Caller, id: number, lock = false) {
+  const q = db
     .select()
     .from(employees)
     .where(and(eq(employees.id, id), eq(employees.companyId, caller.companyId), isNull(employees.deletedAt)))
+  const [row] = lock ? await q.for('update') : await q
   if (!row) throw notFound('Employee')
   return row
+}
+
+/** A key for an employee, issued only by a caller that may act for that employee. */
+export async function issueEmployeeKey(tx: Tx, caller: Caller, id: number, name: string) {
+  checkDelegation(caller, { target: await getEmployee(tx, caller, id, true) })
+  return issueKey(tx, caller.companyId, id, name)
+}
+
+/** The company's live keys, without their values; `employee_id` null for a company key. */
+export async function listKeys(db: Executor, caller: Caller) {
+  const rows = await db
+    .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
+      prefix: apiKeys.prefix,
+      employeeId: apiKeys.employeeId,
+      createdAt: apiKeys.createdAt,
+      lastUsedAt: apiKeyUses.lastUsedAt,
+    })
+    .from(apiKeys)
+    .leftJoin(employees, eq(employees.id, apiKeys.employeeId))
+    .leftJoin(apiKeyUses, eq(apiKeyUses.apiKeyId, apiKeys.id))
+    .where(and(eq(apiKeys.companyId, caller.companyId), isNull(apiKeys.revokedAt), isNull(employees.deletedAt)))
+    .orderBy(apiKeys.id)
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    prefix: r.prefix,
+    employee_id: r.employeeId,
+    created_at: r.createdAt.toISOString(),
+    last_used_at: r.lastUsedAt ? r.lastUsedAt.toISOString() : null,
+  }))
 }
 
 export async function updateEmployee(
@@ -81,7 +118,7 @@ export async function updateEmployee(
   id: number,
   input: { email?: string; name?: string; permissions?: string[]; client_ids?: number[]; password?: string },
 ) {
-  await getEmployee(tx, caller, id)
+  checkDelegation(caller, { target: await getEmployee(tx, caller, id, true), permissions: input.permissions, clientIds: input.client_ids })
   await checkClients(tx, caller.companyId, input.client_ids)
   if (input.email && (await emailTaken(tx, caller.companyId, input.email, id)))
     throw conflict('CONFLICT', 'An employee with this email exists')
@@ -104,13 +141,23 @@ export async function updateEmployee(
 
 /** Soft delete; the employee's keys and sessions stop working at once because authentication checks `deleted_at`. */
 export async function deleteEmployee(tx: Tx, caller: Caller, id: number) {
-  await getEmployee(tx, caller, id)
+  checkDelegation(caller, { target: await getEmployee(tx, caller, id, true) })
   await tx.update(employees).set({ deletedAt: new Date(), updatedAt: new Date() }).where(eq(employees.id, id))
   await endSessions(tx, id, new Date())
   return { deleted: true as const }
 }
 
 export async function revokeKey(tx: Tx, caller: Caller, id: number) {
+  const [key] = await tx
+    .select({ employeeId: apiKeys.employeeId })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.companyId, caller.companyId), isNull(apiKeys.revokedAt)))
+  if (!key) throw notFound('API key')
+  if (!actsAsCompany(caller)) {
+    // A company key is the company's own: only a company key or an owner takes it away.
+    if (key.employeeId == null) throw forbidden('Only a company key or an owner may revoke a company key')
+    checkDelegation(caller, { target: await getEmployee(tx, caller, key.employeeId, true) })
+  }
   const [row] = await tx
     .update(apiKeys)
     .set({ revokedAt: new Date(), updatedAt: new Date() })

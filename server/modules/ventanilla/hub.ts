@@ -246,7 +246,7 @@ export class VentanillaHub {
         const queue = await liveQueue(this.app.database, feed.companyId)
         if (this.feeds.get(feed.companyId) !== feed) return
         if (!queue) return this.disable(feed)
-        const json = JSON.stringify({ data: queue })
+        const json = JSON.stringify(queue)
         const changed = json !== feed.queueCurrent?.json
         if (changed) feed.queueCurrent = frame(json, 'queue')
         this.push(feed, true, feed.queueCurrent!, changed)

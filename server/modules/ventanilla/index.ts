@@ -22,21 +22,25 @@ import {
   dispenseTicket,
   DISPENSER_PER_MINUTE,
   finishTicket,
+  getRates,
   getSettings,
   listDispenserTokens,
   listServices,
   listTokens,
   noShowTicket,
+  patchSettings,
   publish,
   putRates,
   putSettings,
   recallTicket,
+  renameTicket,
   resolveDispenser,
   resolveToken,
   revokeDispenserToken,
   revokeToken,
   staffQueue,
   stats,
+  statsCsv,
   transferTicket,
   updateService,
 } from './service'
@@ -44,6 +48,21 @@ import {
 const Deleted = t.Object({ deleted: t.Literal(true) })
 const TAG = 'Ventanilla'
 const doc = (summary: string, description?: string) => ({ tags: [TAG], summary, ...(description && { description }) })
+
+/**
+ * Refuses a body naming a field its schema does not have. Elysia's validation drops such fields silently (it
+ * normalizes bodies to their schema), so a misspelt setting would answer 200 having changed nothing; this runs in
+ * the transform stage, which sees the body as sent, before it is normalized.
+ */
+const onlyFields = (schema: { properties: Record<string, unknown> }) => {
+  const known = new Set(Object.keys(schema.properties))
+  return ({ body }: { body: unknown }) => {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return
+    const unknown = Object.keys(body).filter((k) => !known.has(k))
+    if (unknown.length)
+      throw invalid(`Unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, unknown.map((field) => ({ field, message: 'not a field of this body' })))
+  }
+}
 
 const MANAGE = { module: 'ventanilla', permission: 'ventanilla.manage' } as const
 const CALL = { module: 'ventanilla', permission: 'ventanilla.call' } as const
@@ -61,14 +80,33 @@ const staff = (app: AppContext) => {
     .put('/settings', ({ run, body }) => run((tx, caller) => putSettings(tx, caller, body, app.clock())), {
       policy: { ...MANAGE, tx: 'write' },
       body: M.settingsPut,
+      transform: onlyFields(M.settingsPut),
       response: { 200: M.settings, ...errors(400) },
-      detail: doc('Replace the screen settings', 'An omitted `priorityMode` is `first`.'),
+      detail: doc(
+        'Replace the screen settings',
+        'An omitted `priorityMode` is `first`, `dispenserAsksName` `off`, `displayName` null. `logoUrl` must be empty, https or a path on this service; an unknown time zone → 400.',
+      ),
+    })
+    .patch('/settings', ({ run, body }) => run((tx, caller) => patchSettings(tx, caller, body, app.clock())), {
+      policy: { ...MANAGE, tx: 'write' },
+      body: M.settingsPatch,
+      transform: onlyFields(M.settingsPatch),
+      response: { 200: M.settings, ...errors(400) },
+      detail: doc('Change some screen settings', 'Any subset of the settings\' fields; the answer is the whole settings. An unknown field → 400 `VALIDATION_ERROR`, and nothing changes.'),
+    })
+    .get('/rates', ({ run }) => run((tx, caller) => getRates(tx, caller)), {
+      policy: MANAGE,
+      response: { 200: M.ratesRead },
+      detail: doc('The rates board', 'In board order, with when it was last replaced and by whom (`updated_by`: the employee\'s name, null for a key).'),
     })
     .put('/rates', ({ run, body }) => run((tx, caller) => putRates(tx, caller, body, app.clock())), {
       policy: { ...MANAGE, tx: 'write' },
       body: M.ratesPut,
       response: { 200: M.rates, ...errors(400) },
-      detail: doc('Replace the rates board', 'The list replaces the board in its order; `mid` = (buy + sell) / 2, computed exactly.'),
+      detail: doc(
+        'Replace the rates board',
+        'The list replaces the board in its order; `mid` = (buy + sell) / 2, computed exactly. Decimals are written with a dot: `"1234,5"` → 400 `VALIDATION_ERROR` naming the field; nothing changes.',
+      ),
     })
     .get('/services', ({ run }) => run(async (tx, caller) => ({ data: await listServices(tx, caller) })), {
       policy: MANAGE,
@@ -139,16 +177,31 @@ const staff = (app: AppContext) => {
         const from = query.from ?? today
         const to = query.to ?? today
         if (from > to) throw invalid('`from` is after `to`', [{ field: 'from', message: 'must not be after to' }])
-        return { data: await stats(app.database, tx, caller, from, to) }
+        const data = await stats(app.database, tx, caller, from, to)
+        if (query.format !== 'csv') return { data }
+        return new Response(statsCsv(data), {
+          headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="ventanilla-${from}_${to}.csv"` },
+        })
       }),
       {
         policy: { ...MANAGE, tx: 'snapshot' },
         query: M.statsQuery,
-        response: { 200: M.stats, ...errors(400) },
-        detail: doc(
-          'Waiting-room statistics per day and service',
-          'One row per day (company time zone, the day the tickets were taken) and service that issued tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds. `from`/`to` default to today; `from` after `to` → 400.',
-        ),
+        detail: {
+          ...doc(
+            'Waiting-room statistics per day and service',
+            'One row per day (company time zone, the day the tickets were taken) and service that issued tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds. `from`/`to` default to today; `from` after `to` → 400. `format=csv`: the same rows as RFC 4180 CSV with a header line (columns in the JSON order, empty cells for nulls; a service name starting with `=`, `+`, `-`, `@` gets a leading `\'`).',
+          ),
+          responses: {
+            200: {
+              description: 'The rows: JSON by default, CSV with `format=csv`',
+              content: {
+                'application/json': { schema: JSON.parse(JSON.stringify(M.stats)) },
+                'text/csv': { schema: { type: 'string', description: 'RFC 4180, UTF-8, header row first' } },
+              },
+            },
+            400: { description: 'Invalid `from`, `to` or `format`; `from` after `to`', content: { 'application/json': { schema: JSON.parse(JSON.stringify(ErrorBody)) } } },
+          },
+        },
       },
     )
     .post('/tickets', ({ run, body }) => run((tx, caller) => createTicket(tx, caller, body, app.clock())), {
@@ -188,6 +241,14 @@ const staff = (app: AppContext) => {
       response: { 200: M.ticket, ...errors(400, 404, 409) },
       detail: doc('Mark a ticket as no-show', 'From `waiting` or `called`; otherwise 409 `INVALID_TICKET_STATUS`.'),
     })
+    .patch('/tickets/:id', ({ run, params, body }) => run((tx, caller) => renameTicket(tx, caller, params.id, body.customer_name, app.clock())), {
+      policy: { ...CALL, tx: 'write' },
+      params: IdParams,
+      body: M.ticketUpdate,
+      transform: onlyFields(M.ticketUpdate),
+      response: { 200: M.ticket, ...errors(400, 404, 409) },
+      detail: doc('Set the customer\'s name of a ticket', 'While `waiting` or `called`; a finished or no-show ticket → 409 `TICKET_CLOSED`.'),
+    })
     .post('/tickets/:id/transfer', ({ run, params, body }) => run((tx, caller) => transferTicket(tx, caller, params.id, body.service_id, app.clock())), {
       policy: { ...CALL, tx: 'write' },
       params: IdParams,
@@ -198,10 +259,13 @@ const staff = (app: AppContext) => {
         'The ticket waits in the other service with the same number and the same place in line (`created_at`). A finished or no-show ticket → 409 `TICKET_CLOSED`; an unknown, deleted or other company\'s service → 404 `NOT_FOUND`.',
       ),
     })
-    .get('/queue', ({ run }) => run(async (tx, caller) => ({ data: await staffQueue(app.database, caller.companyId, tx) })), {
+    .get('/queue', ({ run }) => run((tx, caller) => staffQueue(app.database, caller.companyId, tx)), {
       policy: CALL,
       response: { 200: M.queue },
-      detail: doc('The waiting queue of every service', 'Waiting tickets in the order they will be called, with full customer names (staff only).'),
+      detail: doc(
+        'The waiting queue of every service',
+        'Waiting tickets in the order they will be called, with full customer names (staff only), and `serving`: per desk, the ticket it called last that is not finished or no-show, with the employee who called it (null for a key).',
+      ),
     })
     .get(
       '/events',
@@ -446,7 +510,8 @@ const dispenserRoutes = (app: AppContext) => {
 }
 
 /**
- * The screen apps' pages: `GET /kiosk/{token}` the waiting-room kiosk, `GET /staff` the counter console and
+ * The screen apps' pages: `GET /kiosk/{token}` the waiting-room kiosk, `GET /staff` the counter console, `GET /manage` the
+ * manager app and
  * `GET /dispenser/{token}` the ticket dispenser. A token that is not live (unknown, revoked, module off) answers 404,
  * with the app itself as the body, so a person in front of the screen reads its own "disabled" message.
  */
@@ -458,6 +523,9 @@ export const appPages = (app: AppContext, dist = APPS_DIST) => {
       detail: { hide: true },
     })
     .get('/staff', () => appPage(dist, 'staff.html'), { detail: { hide: true } })
+    // The manager app routes its sections in the browser (/manage/cotizaciones, …); a reload of any of them gets the app.
+    .get('/manage', () => appPage(dist, 'manage.html'), { detail: { hide: true } })
+    .get('/manage/*', () => appPage(dist, 'manage.html'), { detail: { hide: true } })
     .get('/dispenser/:token', async ({ params }) => appPage(dist, 'dispenser.html', await status(resolveDispenser(app.db, params.token))), {
       detail: { hide: true },
     })

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
-import { DateTime, Money } from '../../lib/models'
+import { DateTime } from '../../lib/models'
+import { MONEY_LIMIT } from '../../lib/money'
 
 const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initial'), t.Literal('ticket')], {
   description: 'How customer names appear on the public screen: `full_name` as given, `first_last_initial` ("Juan P."), `ticket` (no name).',
@@ -7,6 +8,29 @@ const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initi
 const priorityMode = t.Union([t.Literal('first'), t.Literal('off')], {
   description: '`first` (default): waiting priority tickets are called before the others, each group oldest first; `off`: arrival order only.',
 })
+const dispenserAsksName = t.Union([t.Literal('off'), t.Literal('optional'), t.Literal('required')], {
+  description: 'Whether the dispenser asks for the customer\'s name: `off` (default), `optional`, `required` (a ticket without one → 400).',
+})
+/**
+ * A rate as a JSON number or a decimal string. The string's form is checked by the service, so that "1234,5" gets a
+ * message saying to use a dot rather than a schema's pattern.
+ */
+const rateValue = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusiveMaximum: MONEY_LIMIT }), t.String({ maxLength: 40 })], {
+  description: 'Exact decimal: a JSON number or a decimal string with a dot (`"1234.5"`), not negative; stored with 6 decimal places.',
+})
+const logoUrl = t.String({ maxLength: 2000, description: 'Empty, an https URL, or a same-origin path (`/…`); anything else → 400' })
+const settingsFields = {
+  displayName: t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'Shown instead of the company name; omitted or null → the company name' }),
+  logoUrl,
+  showLogo: t.Boolean(),
+  timezone: t.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name' }),
+  tickerText: t.String({ maxLength: 2000, description: 'Empty: no ticker' }),
+  announceSound: t.Boolean(),
+  announceTts: t.Boolean(),
+  privacyMode,
+  priorityMode,
+  dispenserAsksName,
+}
 const serviceId = t.Integer({ minimum: 1, maximum: 2147483647 })
 const prefix = t.String({ pattern: '^[A-Za-z0-9]{1,4}$', description: '1–4 letters or digits; stored upper case. Ticket numbers are `<prefix>-NNN`.' })
 const desk = t.String({ minLength: 1, maxLength: 40, description: 'Where the customer goes, e.g. "Caja 2".' })
@@ -30,29 +54,26 @@ export const VentanillaModel = {
     announceTts: t.Boolean(),
     privacyMode,
     priorityMode,
+    dispenserAsksName,
   }),
   settingsPut: t.Object(
     {
-      displayName: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'Shown instead of the company name; omitted or null → the company name' })),
-      logoUrl: t.String({ maxLength: 2000, pattern: '^(|https?://\\S+|/\\S*)$', description: 'Empty, an http(s) URL, or a same-origin path' }),
-      showLogo: t.Boolean(),
-      timezone: t.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name' }),
-      tickerText: t.String({ maxLength: 2000 }),
-      announceSound: t.Boolean(),
-      announceTts: t.Boolean(),
-      privacyMode,
+      ...settingsFields,
+      displayName: t.Optional(settingsFields.displayName),
       priorityMode: t.Optional(priorityMode),
+      dispenserAsksName: t.Optional(dispenserAsksName),
     },
     { additionalProperties: false },
   ),
+  settingsPatch: t.Partial(t.Object(settingsFields), { additionalProperties: false }),
   ratesPut: t.Object(
     {
       rates: t.Array(
         t.Object(
           {
             currency: t.String({ pattern: '^[A-Za-z0-9]{1,10}$', description: 'Currency code; stored upper case' }),
-            buy: Money,
-            sell: Money,
+            buy: rateValue,
+            sell: rateValue,
           },
           { additionalProperties: false },
         ),
@@ -64,6 +85,12 @@ export const VentanillaModel = {
   rates: t.Object({
     rates: t.Array(t.Object({ currency: t.String(), buy: t.Number(), sell: t.Number(), mid: t.Number({ description: '(buy + sell) / 2, exact' }) })),
   }),
+  ratesRead: t.Object({
+    rates: t.Array(t.Object({ currency: t.String(), buy: t.Number(), sell: t.Number(), mid: t.Number({ description: '(buy + sell) / 2, exact' }) })),
+    updated_at: t.Union([DateTime, t.Null()], { description: 'When the board was last replaced; null if never' }),
+    updated_by: t.Union([t.String(), t.Null()], { description: 'The employee who replaced it; null for a key (or never)' }),
+  }),
+  ticketUpdate: t.Object({ customer_name: t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'Empty or null clears it' }) }, { additionalProperties: false }),
   serviceCreate: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), prefix }, { additionalProperties: false }),
   serviceUpdate: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), prefix: t.Optional(prefix) }, { additionalProperties: false }),
   service: t.Object({ id: t.Integer(), name: t.String(), prefix: t.String(), created_at: DateTime, updated_at: DateTime }),
@@ -113,16 +140,27 @@ export const VentanillaModel = {
         ),
       }),
     ),
+    serving: t.Array(
+      t.Object({
+        desk: t.String(),
+        ticket: t.Object({ id: t.Integer(), number: t.String(), customer_name: t.Union([t.String(), t.Null()]), service_id: t.Integer() }),
+        employee: t.Union([t.Object({ id: t.Integer(), name: t.String() }), t.Null()], { description: 'Who called it; null when a key did' }),
+        called_at: DateTime,
+      }),
+      { description: 'Tickets called and not yet finished or no-show, one per desk (its latest call), by desk' },
+    ),
   }),
   statsQuery: t.Object({
     from: t.Optional(t.String({ format: 'date', description: 'First day (company time zone), default today' })),
     to: t.Optional(t.String({ format: 'date', description: 'Last day, inclusive, default today' })),
+    format: t.Optional(t.Union([t.Literal('json'), t.Literal('csv')], { description: '`csv`: the same rows as `text/csv` with a header line' })),
   }),
   stats: t.Object({
     data: t.Array(
       t.Object({
         date: t.String({ description: 'Day the tickets were taken, company time zone' }),
         service_id: t.Integer(),
+        service_name: t.String(),
         issued: t.Integer(),
         served: t.Integer({ description: 'Finished' }),
         no_show: t.Integer(),
@@ -139,7 +177,11 @@ export const VentanillaModel = {
     dispenser_url: t.String({ description: 'The dispenser page for this token' }),
   }),
   dispenserTicketCreate: t.Object(
-    { service_id: serviceId, priority: t.Optional(t.Boolean({ default: false })) },
+    {
+      service_id: serviceId,
+      priority: t.Optional(t.Boolean({ default: false })),
+      customer_name: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'Asked when `dispenserAsksName` is `optional` or `required`; ignored when `off`' })),
+    },
     { additionalProperties: false },
   ),
   dispensedTicket: t.Object({
@@ -152,6 +194,7 @@ export const VentanillaModel = {
     companyName: t.String(),
     timezone: t.String({ description: 'The screen time zone, for the time printed on the ticket' }),
     priority: t.Boolean({ description: 'Whether to offer a priority ticket (`priorityMode` is `first`)' }),
+    asksName: dispenserAsksName,
     services: t.Array(t.Object({ id: t.Integer(), name: t.String(), prefix: t.String() })),
   }),
   snapshot: t.Object(

@@ -1,18 +1,20 @@
 import { and, asc, eq, gt, isNull, notInArray, sql } from 'drizzle-orm'
-import { companies, ventanillaDispenserTokens, ventanillaRates, ventanillaServices, ventanillaSettings, ventanillaTickets, ventanillaTokens } from '../../../db/schema'
+import { companies, employees, ventanillaDispenserTokens, ventanillaRates, ventanillaServices, ventanillaSettings, ventanillaTickets, ventanillaTokens } from '../../../db/schema'
 import { rowsOf } from '../../../db/client'
 import type { Executor, Tx } from '../../../db/client'
 import type { Database } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import { conflict, invalid, notFound, rateLimited, unprocessable } from '../../lib/errors'
 import { announce } from '../../lib/events'
-import { dec, toJson, toMoney } from '../../lib/money'
+import { dec, storedAmount, toJson } from '../../lib/money'
+import { csvRecord, safeText } from '../exports/csv'
 import { isoSql, localDate, validTimezone } from '../../lib/time'
 import { credentialPrefix, newCredential, sameDigest, sha256 } from '../../lib/secrets'
 import type { Snapshot, SnapshotCall } from './model'
 
 export type PrivacyMode = 'full_name' | 'first_last_initial' | 'ticket'
 export type PriorityMode = 'first' | 'off'
+export type AsksName = 'off' | 'optional' | 'required'
 type SettingsRow = typeof ventanillaSettings.$inferSelect
 type ServiceRow = typeof ventanillaServices.$inferSelect
 type TicketRow = typeof ventanillaTickets.$inferSelect
@@ -62,6 +64,7 @@ function settingsDto(row: SettingsRow | undefined, companyTimezone: string) {
     announceTts: row?.announceTts ?? true,
     privacyMode: (row?.privacyMode ?? 'first_last_initial') as PrivacyMode,
     priorityMode: (row?.priorityMode ?? 'first') as PriorityMode,
+    dispenserAsksName: (row?.dispenserAsksName ?? 'off') as AsksName,
   }
 }
 
@@ -80,33 +83,64 @@ export async function getSettings(db: Executor, caller: Caller) {
   return settingsDto(row, c.timezone)
 }
 
-export async function putSettings(
-  tx: Tx,
-  caller: Caller,
-  input: {
-    displayName?: string | null
-    logoUrl: string
-    showLogo: boolean
-    timezone: string
-    tickerText: string
-    announceSound: boolean
-    announceTts: boolean
-    privacyMode: PrivacyMode
-    priorityMode?: PriorityMode
-  },
-  now: Date,
-) {
-  if (!validTimezone(input.timezone)) throw invalid('Unknown time zone', [{ field: 'timezone', message: 'not an IANA time zone' }])
+export interface SettingsInput {
+  displayName?: string | null
+  logoUrl?: string
+  showLogo?: boolean
+  timezone?: string
+  tickerText?: string
+  announceSound?: boolean
+  announceTts?: boolean
+  privacyMode?: PrivacyMode
+  priorityMode?: PriorityMode
+  dispenserAsksName?: AsksName
+}
+
+/**
+ * Field checks a schema would only answer with its pattern: an http logo would be refused by the browser of a kiosk
+ * served over https (mixed content), so it is refused here with words instead.
+ */
+function checkSettings(input: SettingsInput) {
+  const problems: { field: string; message: string }[] = []
+  if (input.timezone !== undefined && !validTimezone(input.timezone)) problems.push({ field: 'timezone', message: `"${input.timezone}" is not an IANA time zone (e.g. America/Argentina/Buenos_Aires)` })
+  const logo = input.logoUrl
+  if (logo !== undefined && logo !== '' && !/^\/[^/\s]\S*$|^\/$/.test(logo)) {
+    let url: URL | null = null
+    try {
+      url = new URL(logo)
+    } catch {
+      url = null
+    }
+    if (!url || url.protocol !== 'https:' || /\s/.test(logo))
+      problems.push({ field: 'logoUrl', message: 'the logo must be an https:// address (or a path on this service starting with /), or empty for none' })
+  }
+  if (problems.length) throw invalid(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems)
+}
+
+/** PUT: the whole settings (an omitted `priorityMode`, `dispenserAsksName` or `displayName` takes its default). */
+export async function putSettings(tx: Tx, caller: Caller, input: Required<Omit<SettingsInput, 'displayName' | 'priorityMode' | 'dispenserAsksName'>> & SettingsInput, now: Date) {
+  return saveSettings(tx, caller, { displayName: null, priorityMode: 'first', dispenserAsksName: 'off', ...input }, now)
+}
+
+/** PATCH: only the fields given change; the answer is the whole settings. */
+export async function patchSettings(tx: Tx, caller: Caller, input: SettingsInput, now: Date) {
+  return saveSettings(tx, caller, input, now)
+}
+
+async function saveSettings(tx: Tx, caller: Caller, input: SettingsInput, now: Date) {
+  checkSettings(input)
   const values = {
-    displayName: input.displayName?.trim() ? input.displayName : null,
-    logoUrl: input.logoUrl,
-    showLogo: input.showLogo,
-    timezone: input.timezone,
-    tickerText: input.tickerText,
-    announceSound: input.announceSound,
-    announceTts: input.announceTts,
-    privacyMode: input.privacyMode,
-    priorityMode: input.priorityMode ?? 'first',
+    ...(input.displayName !== undefined && { displayName: input.displayName?.trim() ? input.displayName : null }),
+    ...(input.logoUrl !== undefined && { logoUrl: input.logoUrl }),
+    ...(input.showLogo !== undefined && { showLogo: input.showLogo }),
+    ...(input.timezone !== undefined && { timezone: input.timezone }),
+    // A ticker of blanks only is no ticker: the screen hides an empty one.
+    ...(input.tickerText !== undefined && { tickerText: input.tickerText.trim() ? input.tickerText : '' }),
+    ...(input.announceSound !== undefined && { announceSound: input.announceSound }),
+    ...(input.announceTts !== undefined && { announceTts: input.announceTts }),
+    ...(input.privacyMode !== undefined && { privacyMode: input.privacyMode }),
+    ...(input.priorityMode !== undefined && { priorityMode: input.priorityMode }),
+    ...(input.dispenserAsksName !== undefined && { dispenserAsksName: input.dispenserAsksName }),
     updatedAt: now,
   }
   const [row] = await tx
@@ -115,7 +149,7 @@ export async function putSettings(
     .onConflictDoUpdate({ target: ventanillaSettings.companyId, set: values })
     .returning()
   await publish(tx, caller.companyId)
-  return settingsDto(row, input.timezone)
+  return settingsDto(row, (await company(tx, caller.companyId)).timezone)
 }
 
 function rateDto(r: { currency: string; buy: string; sell: string }) {
@@ -138,23 +172,34 @@ async function listRates(db: Executor, companyId: number) {
 
 /** Replaces the whole board: currencies not in the list disappear from it. */
 export async function putRates(tx: Tx, caller: Caller, input: { rates: { currency: string; buy: string | number; sell: string | number }[] }, now: Date) {
-  const rates = input.rates.map((r) => ({ ...r, currency: r.currency.toUpperCase() }))
   const problems: { field: string; message: string }[] = []
   const seen = new Set<string>()
-  rates.forEach((r, i) => {
-    if (seen.has(r.currency)) problems.push({ field: `rates.${i}.currency`, message: `duplicate currency ${r.currency}` })
-    seen.add(r.currency)
-    if (dec(r.buy).isNegative()) problems.push({ field: `rates.${i}.buy`, message: 'must not be negative' })
-    if (dec(r.sell).isNegative()) problems.push({ field: `rates.${i}.sell`, message: 'must not be negative' })
+  const rates = input.rates.map((r, i) => {
+    const currency = r.currency.toUpperCase()
+    if (seen.has(currency)) problems.push({ field: `rates.${i}.currency`, message: `duplicate currency ${currency}` })
+    seen.add(currency)
+    const amount = (side: 'buy' | 'sell') => {
+      const value = r[side]
+      const stored = storedAmount(value)
+      if (stored === null) {
+        const comma = typeof value === 'string' && /^\s*-?\d+(\.\d{3})*,\d+\s*$/.test(value)
+        problems.push({
+          field: `rates.${i}.${side}`,
+          message: comma ? `"${value}" uses a comma: write decimals with a dot, e.g. "${value.trim().replace(/\./g, '').replace(',', '.')}"` : `"${value}" is not a decimal number (digits, with a dot for decimals)`,
+        })
+      } else if (dec(stored).isNegative()) problems.push({ field: `rates.${i}.${side}`, message: 'must not be negative' })
+      return stored ?? '0'
+    }
+    return { currency, buy: amount('buy'), sell: amount('sell') }
   })
-  if (problems.length) throw invalid('Invalid rates', problems)
+  if (problems.length) throw invalid(`Invalid rates: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`, problems)
 
   const keep = rates.map((r) => r.currency)
   await tx
     .delete(ventanillaRates)
     .where(and(eq(ventanillaRates.companyId, caller.companyId), ...(keep.length ? [notInArray(ventanillaRates.currency, keep)] : [])))
   for (const [position, r] of rates.entries()) {
-    const values = { buy: toMoney(r.buy), sell: toMoney(r.sell), position, updatedAt: now }
+    const values = { buy: r.buy, sell: r.sell, position, updatedAt: now }
     await tx
       .insert(ventanillaRates)
       .values({ companyId: caller.companyId, currency: r.currency, ...values, createdAt: now })
@@ -162,10 +207,23 @@ export async function putRates(tx: Tx, caller: Caller, input: { rates: { currenc
   }
   await tx
     .insert(ventanillaSettings)
-    .values({ companyId: caller.companyId, ratesUpdatedAt: now, createdAt: now, updatedAt: now })
-    .onConflictDoUpdate({ target: ventanillaSettings.companyId, set: { ratesUpdatedAt: now } })
+    .values({ companyId: caller.companyId, ratesUpdatedAt: now, ratesUpdatedBy: caller.employee?.id ?? null, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({ target: ventanillaSettings.companyId, set: { ratesUpdatedAt: now, ratesUpdatedBy: caller.employee?.id ?? null } })
   await publish(tx, caller.companyId)
   return { rates: await listRates(tx, caller.companyId) }
+}
+
+/** The board with when and by whom it was last replaced (`updated_by` null for a key). */
+export async function getRates(db: Executor, caller: Caller) {
+  const [[meta], rates] = await Promise.all([
+    db
+      .select({ at: ventanillaSettings.ratesUpdatedAt, by: employees.name })
+      .from(ventanillaSettings)
+      .leftJoin(employees, eq(employees.id, ventanillaSettings.ratesUpdatedBy))
+      .where(eq(ventanillaSettings.companyId, caller.companyId)),
+    listRates(db, caller.companyId),
+  ])
+  return { rates, updated_at: meta?.at ? meta.at.toISOString() : null, updated_by: meta?.by ?? null }
 }
 
 const serviceDto = (s: ServiceRow) => ({
@@ -373,13 +431,14 @@ export async function callNext(database: Database, tx: Tx, caller: Caller, input
     tx,
   )
   if (!next) throw conflict('QUEUE_EMPTY', 'No ticket is waiting')
-  return markCalled(tx, caller.companyId, Number(next.id), input.desk, now)
+  return markCalled(tx, caller, Number(next.id), input.desk, now)
 }
 
-async function markCalled(tx: Tx, companyId: number, id: number, desk: string, now: Date) {
+async function markCalled(tx: Tx, caller: Caller, id: number, desk: string, now: Date) {
+  const companyId = caller.companyId
   const [row] = await tx
     .update(ventanillaTickets)
-    .set({ status: 'called', desk, calledAt: now, firstCalledAt: sql`coalesce(${ventanillaTickets.firstCalledAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
+    .set({ status: 'called', desk, calledBy: caller.employee?.id ?? null, calledAt: now, firstCalledAt: sql`coalesce(${ventanillaTickets.firstCalledAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
     .where(eq(ventanillaTickets.id, id))
     .returning()
   await publish(tx, companyId)
@@ -403,7 +462,22 @@ const badStatus = (row: TicketRow, action: string) =>
 export async function recallTicket(tx: Tx, caller: Caller, id: number, desk: string, now: Date) {
   const row = await lockTicket(tx, caller.companyId, id)
   if (row.status === 'finished') throw badStatus(row, 'called')
-  return markCalled(tx, caller.companyId, id, desk, now)
+  return markCalled(tx, caller, id, desk, now)
+}
+
+const closed = (row: TicketRow) => conflict('TICKET_CLOSED', `Ticket ${row.number} is ${row.status === 'finished' ? 'finished' : 'a no-show'}`)
+
+/** Sets or clears the customer's name of a ticket still in line or being served; a closed ticket keeps its record. */
+export async function renameTicket(tx: Tx, caller: Caller, id: number, customerName: string | null, now: Date) {
+  const row = await lockTicket(tx, caller.companyId, id)
+  if (row.status === 'finished' || row.status === 'no_show') throw closed(row)
+  const [renamed] = await tx
+    .update(ventanillaTickets)
+    .set({ customerName: customerName?.trim() ? customerName.trim() : null, updatedAt: now })
+    .where(eq(ventanillaTickets.id, id))
+    .returning()
+  await publish(tx, caller.companyId)
+  return announceTicket(tx, 'ventanilla_ticket.updated', renamed)
 }
 
 export async function finishTicket(tx: Tx, caller: Caller, id: number, now: Date) {
@@ -549,7 +623,7 @@ export async function buildSnapshot(database: Database, companyId: number, now: 
 export async function transferTicket(tx: Tx, caller: Caller, id: number, serviceId: number, now: Date) {
   const row = await lockTicket(tx, caller.companyId, id)
   if (!(await liveService(tx, caller.companyId, serviceId))) throw notFound('Service')
-  if (row.status === 'finished' || row.status === 'no_show') throw conflict('TICKET_CLOSED', `Ticket ${row.number} is ${row.status === 'finished' ? 'finished' : 'a no-show'}`)
+  if (row.status === 'finished' || row.status === 'no_show') throw closed(row)
   // The desk stays: it is where the last call sent the customer, and the waiting-room board lists that call with it.
   const [moved] = await tx
     .update(ventanillaTickets)
@@ -567,21 +641,45 @@ export interface QueueService {
   waiting: { id: number; number: string; customer_name: string | null; priority: boolean; created_at: string }[]
 }
 
-/** Every live service with its waiting tickets in the order they will be called, full names included (staff only). */
-export async function staffQueue(database: Database, companyId: number, on?: Executor): Promise<QueueService[]> {
-  const [row] = await database.rows<{ data: string }>(
-    sql`select coalesce(json_agg(json_build_object('service_id', s.id, 'name', s.name, 'prefix', s.prefix, 'waiting',
+export interface Serving {
+  desk: string
+  ticket: { id: number; number: string; customer_name: string | null; service_id: number }
+  employee: { id: number; name: string } | null
+  called_at: string
+}
+
+export interface StaffQueue {
+  data: QueueService[]
+  serving: Serving[]
+}
+
+/**
+ * Every live service with its waiting tickets in the order they will be called, full names included (staff only),
+ * and who is being served at each desk: of the tickets called and not yet over, the latest call of each desk (a
+ * desk that called again without finishing the first shows only the last one).
+ */
+export async function staffQueue(database: Database, companyId: number, on?: Executor): Promise<StaffQueue> {
+  const [row] = await database.rows<{ data: string; serving: string }>(
+    sql`select (select coalesce(json_agg(json_build_object('service_id', s.id, 'name', s.name, 'prefix', s.prefix, 'waiting',
           (select coalesce(json_agg(json_build_object('id', t.id, 'number', t.number, 'customer_name', t.customer_name,
                     'priority', t.priority, 'created_at', ${isoSql(sql`t.created_at`)}) order by ${callOrder(companyId)}), '[]')
-             from ventanilla_tickets t where t.service_id = s.id and t.status = 'waiting')) order by s.id), '[]')::text as data
-        from ventanilla_services s where s.company_id = ${companyId} and s.deleted_at is null`,
+             from ventanilla_tickets t where t.service_id = s.id and t.status = 'waiting')) order by s.id), '[]')::text
+        from ventanilla_services s where s.company_id = ${companyId} and s.deleted_at is null) as data,
+        (select coalesce(json_agg(json_build_object('desk', x.desk,
+            'ticket', json_build_object('id', x.id, 'number', x.number, 'customer_name', x.customer_name, 'service_id', x.service_id),
+            'employee', case when x.employee_id is null then null else json_build_object('id', x.employee_id, 'name', x.employee_name) end,
+            'called_at', ${isoSql(sql`x.called_at`)}) order by x.desk), '[]')::text
+          from (select distinct on (t.desk) t.id, t.number, t.customer_name, t.service_id, t.desk, t.called_at, e.id as employee_id, e.name as employee_name
+                from ventanilla_tickets t left join employees e on e.id = t.called_by
+                where t.company_id = ${companyId} and t.status = 'called' and t.desk is not null
+                order by t.desk, t.called_at desc, t.id desc) x) as serving`,
     on,
   )
-  return JSON.parse(row.data) as QueueService[]
+  return { data: JSON.parse(row.data) as QueueService[], serving: JSON.parse(row.serving) as Serving[] }
 }
 
 /** The queue for a staff stream, or null once the company's module is off. */
-export async function liveQueue(database: Database, companyId: number): Promise<QueueService[] | null> {
+export async function liveQueue(database: Database, companyId: number): Promise<StaffQueue | null> {
   const [row] = await database.rows<{ enabled: boolean }>(sql`select ventanilla_enabled as enabled from companies where id = ${companyId}`)
   return row?.enabled ? staffQueue(database, companyId) : null
 }
@@ -594,6 +692,7 @@ export async function stats(database: Database, tx: Tx, caller: Caller, from: st
   const rows = await database.rows<{
     date: string
     service_id: number
+    service_name: string
     issued: number
     served: number
     no_show: number
@@ -611,7 +710,8 @@ export async function stats(database: Database, tx: Tx, caller: Caller, from: st
             and tk.created_at >= (${from}::date)::timestamp at time zone (select timezone from tz)
             and tk.created_at < ((${to}::date) + 1)::timestamp at time zone (select timezone from tz)
         )
-        select to_char(day, 'YYYY-MM-DD') as date, service_id, count(*)::int as issued,
+        select to_char(day, 'YYYY-MM-DD') as date, service_id,
+               (select s.name from ventanilla_services s where s.id = t.service_id) as service_name, count(*)::int as issued,
                (count(*) filter (where status = 'finished'))::int as served,
                (count(*) filter (where status = 'no_show'))::int as no_show,
                round(avg(wait_s))::float8 as avg_wait_s,
@@ -623,6 +723,7 @@ export async function stats(database: Database, tx: Tx, caller: Caller, from: st
   return rows.map((r) => ({
     date: r.date,
     service_id: Number(r.service_id),
+    service_name: r.service_name,
     issued: Number(r.issued),
     served: Number(r.served),
     no_show: Number(r.no_show),
@@ -630,6 +731,20 @@ export async function stats(database: Database, tx: Tx, caller: Caller, from: st
     p90_wait_s: r.p90_wait_s == null ? null : Number(r.p90_wait_s),
     avg_service_s: r.avg_service_s == null ? null : Number(r.avg_service_s),
   }))
+}
+
+export type StatsRow = Awaited<ReturnType<typeof stats>>[number]
+
+const STATS_COLUMNS = ['date', 'service_id', 'service_name', 'issued', 'served', 'no_show', 'avg_wait_s', 'p90_wait_s', 'avg_service_s'] as const
+
+/** The stats rows as RFC 4180 CSV with a header line; empty cells for nulls, the service name kept from running as a formula. */
+export function statsCsv(rows: StatsRow[]): string {
+  return (
+    csvRecord([...STATS_COLUMNS]) +
+    rows
+      .map((r) => csvRecord(STATS_COLUMNS.map((c) => (c === 'service_name' ? safeText(r[c]) : r[c] == null ? '' : String(r[c])))))
+      .join('')
+  )
 }
 
 /** Today in the company's zone, the default of both ends of the stats range. */
@@ -700,14 +815,23 @@ export async function dispenserView(tx: Executor, companyId: number) {
       .orderBy(asc(ventanillaServices.id)),
   ])
   const dto = settingsDto(settings, c.timezone)
-  return { companyName: dto.displayName ?? c.name, timezone: dto.timezone, priority: dto.priorityMode === 'first', services }
+  return { companyName: dto.displayName ?? c.name, timezone: dto.timezone, priority: dto.priorityMode === 'first', asksName: dto.dispenserAsksName, services }
 }
 
 /**
  * A ticket taken at a dispenser. The dispenser's row is locked first, so the per-minute count and the insert are
  * one step for every process; a refused request writes nothing.
  */
-export async function dispenseTicket(tx: Tx, target: { tokenId: number; companyId: number }, input: { service_id: number; priority?: boolean }, now: Date) {
+export async function dispenseTicket(
+  tx: Tx,
+  target: { tokenId: number; companyId: number },
+  input: { service_id: number; priority?: boolean; customer_name?: string | null },
+  now: Date,
+) {
+  // Checked before anything is locked or counted: a refused ticket is no ticket, and no use of the minute's quota.
+  const asks = settingsDto(await settingsRow(tx, target.companyId), '').dispenserAsksName
+  const name = asks === 'off' ? null : input.customer_name?.trim() || null
+  if (asks === 'required' && !name) throw invalid('Write your name to take a ticket', [{ field: 'customer_name', message: 'required by this dispenser' }])
   await tx.select({ id: ventanillaDispenserTokens.id }).from(ventanillaDispenserTokens).where(eq(ventanillaDispenserTokens.id, target.tokenId)).for('update')
   const since = new Date(now.getTime() - 60_000)
   const recent = await tx
@@ -720,7 +844,7 @@ export async function dispenseTicket(tx: Tx, target: { tokenId: number; companyI
     throw rateLimited('Too many tickets from this dispenser; wait a moment', (recent[0].createdAt.getTime() + 60_000 - now.getTime()) / 1000)
   const service = await liveService(tx, target.companyId, input.service_id, true)
   if (!service) throw unknownService(input.service_id)
-  const ticket = await issueTicket(tx, target.companyId, service, { priority: input.priority }, now, target.tokenId)
+  const ticket = await issueTicket(tx, target.companyId, service, { priority: input.priority, customer_name: name }, now, target.tokenId)
   const pf = priorityFirst(target.companyId)
   const [{ ahead }] = rowsOf<{ ahead: number }>(
     await tx.execute(

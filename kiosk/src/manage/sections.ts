@@ -1,0 +1,19 @@
+import { can } from './session'
+
+export interface Section {
+  path: string
+  label: string
+  allowed: () => boolean
+}
+
+/** The app's sections in menu order, each shown only to an employee whose permissions its API routes accept. */
+export const SECTIONS: Section[] = [
+  { path: '/cotizaciones', label: 'Cotizaciones', allowed: () => can('ventanilla.manage') },
+  { path: '/pantalla', label: 'Pantalla', allowed: () => can('ventanilla.manage') },
+  { path: '/servicios', label: 'Servicios', allowed: () => can('ventanilla.manage') },
+  { path: '/enlaces', label: 'Pantallas y dispensadores', allowed: () => can('ventanilla.manage') },
+  { path: '/personal', label: 'Personal', allowed: () => can('employees.manage') },
+  // The queue and its stream are counter routes (`ventanilla.call`); a manager watches them with both.
+  { path: '/monitor', label: 'Monitor', allowed: () => can('ventanilla.manage') && can('ventanilla.call') },
+  { path: '/estadisticas', label: 'Estadísticas', allowed: () => can('ventanilla.manage') },
+]

@@ -1,0 +1,5 @@
+import { render } from 'solid-js/web'
+import { Setup } from './Setup'
+import './setup.css'
+
+render(() => <Setup />, document.getElementById('root')!)
