@@ -625,7 +625,8 @@ export async function transferTicket(tx: Tx, caller: Caller, id: number, service
   if (row.status === 'finished' || row.status === 'no_show') throw closed(row)
   const [moved] = await tx
     .update(ventanillaTickets)
-    .set({ serviceId, status: 'waiting', desk: null, updatedAt: now })
+    // `desk` stays the desk that called it last: the screen's recent calls keep showing where it was called.
+    .set({ serviceId, status: 'waiting', updatedAt: now })
     .where(eq(ventanillaTickets.id, id))
     .returning()
   await publish(tx, caller.companyId)
