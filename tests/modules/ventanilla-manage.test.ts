@@ -61,6 +61,10 @@ describe('PATCH /api/ventanilla/settings', () => {
     expect(res.status).toBe(400)
     expect(res.body.code).toBe('VALIDATION_ERROR')
     expect((await settingsRow(c.id)).ticker_text).toBe('Bienvenidos')
+    // Who may call is decided before the body is looked at.
+    expect((await t.request('PATCH', '/api/ventanilla/settings', { body: { colour: 'red' } })).status).toBe(401)
+    const clerk = await c.employee(['ventanilla.call'])
+    expect((await t.request('PATCH', '/api/ventanilla/settings', { key: clerk.key, body: { colour: 'red' } })).status).toBe(403)
   })
 
   test('a logo that is not https is refused with words; https and same-origin paths are taken', async () => {
