@@ -199,6 +199,7 @@ const CASES: Record<string, Case> = {
   'POST /api/ventanilla/tickets/{id}/call': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/tickets/${t.ticket}/call`, body: { desk: 'Caja 9' } }) },
   'POST /api/ventanilla/tickets/{id}/finish': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/tickets/${t.calledTicket}/finish` }) },
   'POST /api/ventanilla/tickets/{id}/no-show': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/tickets/${t.ticket}/no-show` }) },
+  'PATCH /api/ventanilla/tickets/{id}': { kind: 'tenant', call: ({ t }) => ({ path: `/api/ventanilla/tickets/${t.movingTicket}`, body: { customer_name: 'Otro nombre' } }) },
 }
 
 /** Routes that take no path id but read lists of tenant data, compared before and after as A's visible state. */

@@ -61,6 +61,10 @@ describe('PATCH /api/ventanilla/settings', () => {
     expect(res.status).toBe(400)
     expect(res.body.code).toBe('VALIDATION_ERROR')
     expect((await settingsRow(c.id)).ticker_text).toBe('Bienvenidos')
+    // Who may call is decided before the body is looked at.
+    expect((await t.request('PATCH', '/api/ventanilla/settings', { body: { colour: 'red' } })).status).toBe(401)
+    const clerk = await c.employee(['ventanilla.call'])
+    expect((await t.request('PATCH', '/api/ventanilla/settings', { key: clerk.key, body: { colour: 'red' } })).status).toBe(403)
   })
 
   test('a logo that is not https is refused with words; https and same-origin paths are taken', async () => {
@@ -245,5 +249,24 @@ describe('dispenser asks the name', () => {
     }
     expect((await dispense(token, { service_id: a, customer_name: 'Eva' })).status).toBe(201)
     expect(await names(c.id)).toEqual([null, 'Luis Paz', null, 'Eva'])
+  })
+})
+
+describe('transfer after a call', () => {
+  test('the call stays on the screen with the desk that made it', async () => {
+    const { c, a, b } = await branch()
+    await t.request('PUT', '/api/ventanilla/settings', { key: c.key, body: { ...SETTINGS, privacyMode: 'full_name' } })
+    const token = (await t.request('POST', '/api/ventanilla/tokens', { key: c.key, body: { name: 'TV' } })).body.token
+    const ticket = (await take(c, a, { customer_name: 'Ana Ruiz' })).body
+    await t.request('POST', '/api/ventanilla/calls', { key: c.key, body: { desk: 'Caja 3', service_id: a } })
+    const other = (await take(c, b)).body
+    await t.request('POST', '/api/ventanilla/calls', { key: c.key, body: { desk: 'Caja 1', service_id: b } })
+    expect((await t.request('POST', `/api/ventanilla/tickets/${ticket.id}/transfer`, { key: c.key, body: { service_id: b } })).status).toBe(200)
+    const snap = await t.request('GET', `/api/public/ventanilla/${token}`)
+    expect(snap.status).toBe(200)
+    expect(snap.body.currentCall).toMatchObject({ ticket: other.number, desk: 'Caja 1' })
+    expect(snap.body.recentCalls).toEqual([{ ticket: ticket.number, name: 'Ana Ruiz', desk: 'Caja 3', service: '=Pagos, varios', calledAt: expect.any(String) }])
+    // Waiting again, it is no longer served at Caja 3.
+    expect((await t.request('GET', '/api/ventanilla/queue', { key: c.key })).body.serving.map((s: { desk: string }) => s.desk)).toEqual(['Caja 1'])
   })
 })

@@ -1,7 +1,8 @@
-import { createSignal, For, Show } from 'solid-js'
+import { createSignal, For, onMount, Show } from 'solid-js'
 import { body, check, tokenOf, type Fields, type Problems } from './check'
 
 const DEFAULT_ZONE = 'America/Argentina/Buenos_Aires'
+/** Suggestions for the zone field; any zone the browser knows is taken. */
 const ZONES: readonly string[] = (() => {
   try {
     const all = Intl.supportedValuesOf('timeZone')
@@ -41,12 +42,18 @@ export function Setup() {
   const [problems, setProblems] = createSignal<Problems>({})
   const [outcome, setOutcome] = createSignal<Outcome>(null)
   const [sending, setSending] = createSignal(false)
-  const set = <K extends keyof Fields>(key: K, value: Fields[K]) => setFields({ ...fields(), [key]: value })
+  // The first field takes the keyboard at once (an autofocus attribute on an element made by script is not reliable).
+  onMount(() => document.getElementById('companyName')?.focus())
+  // A field's message goes as soon as it is edited: what is left in red is what is still to fix.
+  const set = <K extends keyof Fields>(key: K, value: Fields[K]) => {
+    setFields({ ...fields(), [key]: value })
+    if (problems()[key]) setProblems({ ...problems(), [key]: undefined })
+  }
 
   async function submit(e: Event) {
     e.preventDefault()
     setOutcome(null)
-    const found = check(fields(), ZONES)
+    const found = check(fields())
     setProblems(found)
     const first = Object.keys(found)[0]
     if (first) {
@@ -108,7 +115,7 @@ export function Setup() {
         <form onSubmit={submit} novalidate>
           <fieldset>
             <legend>Empresa</legend>
-            {field('companyName', 'Nombre de la empresa', 'text', { autocomplete: 'organization', autofocus: '' })}
+            {field('companyName', 'Nombre de la empresa', 'text', { autocomplete: 'organization' })}
             {field('timezone', 'Zona horaria', 'text', { list: 'zones', autocomplete: 'off' })}
             <datalist id="zones">
               <For each={ZONES}>{(z) => <option value={z} />}</For>

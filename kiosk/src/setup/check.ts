@@ -19,11 +19,22 @@ export interface Fields {
 export type Problems = Partial<Record<keyof Fields, string>>
 
 /** The same limits the API holds, checked first so that a person reads what to fix next to the field. */
-export function check(f: Fields, zones: readonly string[]): Problems {
+/** Whether the browser knows the zone: the same IANA names the server accepts, aliases such as America/Cordoba included. */
+export function knownZone(zone: string): boolean {
+  if (!zone.trim()) return false
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
+}
+
+export function check(f: Fields): Problems {
   const p: Problems = {}
   if (!f.companyName.trim()) p.companyName = 'Escribí el nombre de la empresa.'
   else if (f.companyName.length > 200) p.companyName = 'El nombre puede tener hasta 200 caracteres.'
-  if (!zones.includes(f.timezone)) p.timezone = 'Elegí una zona horaria de la lista (por ejemplo America/Argentina/Buenos_Aires).'
+  if (!knownZone(f.timezone)) p.timezone = 'Elegí una zona horaria válida de la lista, como America/Argentina/Buenos_Aires.'
   if (!f.ownerName.trim()) p.ownerName = 'Escribí tu nombre.'
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(f.email.trim())) p.email = 'Escribí un e-mail válido, como nombre@empresa.com.'
   if (f.password.length < 12) p.password = 'La contraseña necesita al menos 12 caracteres.'
