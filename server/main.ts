@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config'
 import { DatabaseSetupError, openDatabase } from '../db/client'
 import { createStore } from './infra/storage'
 import { createApp } from './app'
+import { multipartBound } from './plugins/body-limit'
 import type { AppContext } from './context'
 import { DomainEvents } from './lib/events'
 import { deliveryWorker } from './modules/webhooks'
@@ -12,6 +13,9 @@ import { closeExports } from './modules/exports/limits'
 import { auditSigningKeyPem } from './modules/audit/signing-key'
 import { startAuditChain } from './modules/audit/worker'
 import { announceListening, isCopy, startCopies, whenFirstGone } from './infra/processes'
+
+/** Past this declared length Bun itself answers (a bare 413); below it the body limit answers with a body. */
+const listenerBodyBound = (config: Config) => Math.max(2 ** 30, multipartBound(config.maxUploadBytes) + 1)
 
 /** Every line names its process when several serve the port. */
 const logAs = (pid: number | undefined) => (entry: Record<string, unknown>) =>
@@ -68,14 +72,14 @@ async function main() {
     await seedDemo(ctx, app)
   }
   // A silent connection is closed after IDLE_TIMEOUT_S; event streams lift it for themselves (they speak every 20 s).
-  // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload
-  // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
+  // Bun answers a body declared over its own bound with a bare 413 before any handler runs, so that bound sits far
+  // above the body limit's (server/plugins/body-limit.ts), which answers `{ error, code }` for what lies between.
   // With several processes each listens with SO_REUSEPORT (server/infra/processes.ts); alone, a second server started
   // on the same port by mistake fails to listen instead of sharing it.
   const server = app.listen({
     port: config.port,
     idleTimeout: config.idleTimeoutS,
-    maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024,
+    maxRequestBodySize: listenerBodyBound(config),
     reusePort: config.processes > 1,
   })
   const auditChain = startAuditChain(ctx)
