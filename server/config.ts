@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path'
 import { createPrivateKey } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 
 export interface Config {
   port: number
@@ -35,6 +36,11 @@ export interface Config {
   maxRequestsPerAddress: number
   /** How long a request waits for a database connection before 503 with Retry-After. */
   dbQueueTimeoutMs: number
+  /**
+   * Password hashes and checks one process runs at once (at most one per core; by default half the cores, shared
+   * among PROCESSES) and how long one may wait for its turn before 503 SERVICE_UNAVAILABLE.
+   */
+  passwordHashing: { concurrency: number; queueMs: number }
   /** Statement exports: their own small pool, how many per company at once, and their bounds. */
   exports: { poolMax: number; perCompany: number; maxRows: number; statementTimeoutMs: number; restPercent: number }
   /** Abuse limits of the public ventanilla event stream. */
@@ -169,6 +175,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idleTimeoutS: integer(env, 'IDLE_TIMEOUT_S', 30, 1, 255),
     maxRequestsPerAddress: integer(env, 'MAX_REQUESTS_PER_ADDRESS', 256, 0, 1_000_000),
     dbQueueTimeoutMs: integer(env, 'DB_QUEUE_TIMEOUT_MS', 5000, 1, 600_000),
+    passwordHashing: {
+      concurrency: integer(env, 'PASSWORD_HASH_CONCURRENCY', Math.max(1, Math.floor(availableParallelism() / (2 * processes))), 1, availableParallelism()),
+      queueMs: integer(env, 'PASSWORD_HASH_QUEUE_MS', 2000, 1, 60_000),
+    },
     exports: {
       poolMax: integer(env, 'EXPORT_POOL_MAX', 2, 1, 100),
       perCompany: integer(env, 'EXPORTS_PER_COMPANY', 2, 1, 1000),

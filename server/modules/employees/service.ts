@@ -2,7 +2,8 @@ import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { apiKeys, clients, employees } from '../../../db/schema'
 import type { Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
-import { endSessions, hashPassword } from '../../access/sessions'
+import { endSessions } from '../../access/sessions'
+import { hashPassword } from '../../access/passwords'
 import { conflict, notFound, unprocessable } from '../../lib/errors'
 
 type Row = typeof employees.$inferSelect
