@@ -38,6 +38,7 @@ export function createApp(app: AppContext) {
         maxMultipartBytes: multipartBound(app.config.maxUploadBytes),
         maxDepth: app.config.maxJsonDepth,
         timeoutMs: app.config.bodyTimeoutMs,
+        maxHeadBytes: app.config.maxHeaderBytes,
       }),
     )
     .use(rememberedCallers(app))

@@ -30,6 +30,11 @@ export interface Config {
   maxJsonDepth: number
   /** A body must arrive whole within this many ms of the request (408 and the connection closed). */
   bodyTimeoutMs: number
+  /**
+   * The most a request's URL and headers may hold (431 HEADERS_TOO_LARGE past it). Below LISTENER_HEADER_BYTES, the
+   * bound the listener is started with, past which it answers a bare 431 itself.
+   */
+  maxHeaderBytes: number
   /** Seconds a connection may stay silent before the listener closes it (event streams are exempt). */
   idleTimeoutS: number
   /** Requests in progress at once from one client address (429 past it). */
@@ -85,6 +90,13 @@ function schedule(env: Record<string, string | undefined>, name: string): number
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * The request-head bound the listener is started with (`bun --max-http-header-size=65536 server/main.ts`, as the
+ * package scripts and scripts/cluster.sh do): past it Bun answers 431 with no body, before the application sees the
+ * request; below it MAX_HEADER_BYTES is checked by the application, which answers with `{ error, code }`.
+ */
+export const LISTENER_HEADER_BYTES = 65_536
 
 function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
   const raw = env[name]
@@ -172,6 +184,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxJsonBytes: integer(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 2 ** 31),
     maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', 64, 1, 10_000),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    maxHeaderBytes: integer(env, 'MAX_HEADER_BYTES', 16 * 1024, 1024, LISTENER_HEADER_BYTES - 4096),
     idleTimeoutS: integer(env, 'IDLE_TIMEOUT_S', 30, 1, 255),
     maxRequestsPerAddress: integer(env, 'MAX_REQUESTS_PER_ADDRESS', 256, 0, 1_000_000),
     dbQueueTimeoutMs: integer(env, 'DB_QUEUE_TIMEOUT_MS', 5000, 1, 600_000),

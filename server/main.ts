@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { ConfigError, loadConfig, type Config } from './config'
+import { ConfigError, LISTENER_HEADER_BYTES, loadConfig, type Config } from './config'
 import { DatabaseSetupError, openDatabase } from '../db/client'
 import { createStore } from './infra/storage'
 import { createApp } from './app'
@@ -86,6 +86,10 @@ async function main() {
   const worker = deliveryWorker(ctx).start()
   const port = server.server!.port!
   log({ level: 'info', msg: 'listening', port, database: database.kind, store: ctx.store.kind })
+  // Started without `--max-http-header-size` above MAX_HEADER_BYTES, the listener refuses long heads first, bodiless.
+  const listenerHeadBound = (await import('node:http')).maxHeaderSize
+  if (listenerHeadBound <= config.maxHeaderBytes)
+    log({ level: 'warn', msg: `start with bun --max-http-header-size=${LISTENER_HEADER_BYTES}: a request head over ${listenerHeadBound} bytes is answered 431 without a body` })
   const copies = config.processes > 1 && !copy ? startCopies(config.processes - 1, port, log, ['--demo']) : undefined
 
   let stopping = false

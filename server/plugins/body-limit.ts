@@ -14,6 +14,18 @@ export interface BodyLimits {
   maxDepth: number
   /** Time from the request's arrival by which its body must have arrived whole. */
   timeoutMs: number
+  /**
+   * Bound on the request head (request line and headers). The listener must be started with a larger bound of its
+   * own (`--max-http-header-size`), else it answers first, with a bare 431.
+   */
+  maxHeadBytes: number
+}
+
+/** The size of a request's head as it came over the wire, near enough: request line, each `name: value` and CRLFs. */
+function headBytes(request: Request): number {
+  let n = request.method.length + request.url.length + 12
+  for (const [name, value] of request.headers) n += name.length + value.length + 4
+  return n
 }
 
 const reply = (status: number, code: ErrorCode, error: string, extra: { details?: unknown; headers?: Record<string, string> } = {}) =>
@@ -139,7 +151,7 @@ async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8
 }
 
 /**
- * Bounds every request body before anything parses it, whatever its Content-Type. A body that is neither JSON
+ * Bounds every request head (431) and body before anything parses it, whatever its Content-Type. A body that is neither JSON
  * nor a form upload (see `bodyKind`) is refused 415 at once, unread, on every route: the service parses nothing
  * else, and the framework would otherwise pick a parser from a few characters of the header. A declared
  * Content-Length over its kind's bound is refused at once too; otherwise the body is read through `guarded` (size,
@@ -162,6 +174,10 @@ export function bodyLimit(limits: BodyLimits) {
         return out instanceof Promise ? out.then(close) : close(out)
       }) as never)
     .onRequest(({ request }) => {
+      if (headBytes(request) > limits.maxHeadBytes)
+        return reply(431, 'HEADERS_TOO_LARGE', `The URL and headers of a request may hold at most ${limits.maxHeadBytes} bytes`, {
+          headers: { connection: 'close' },
+        })
       // The listener gives a request without a body (none sent, or Content-Length: 0) a null body.
       if (request.method === 'GET' || request.method === 'HEAD' || !request.body) return
       const arrived = Date.now()
