@@ -36,7 +36,7 @@ function raw(head: string): Promise<{ status: number; headers: string; body: str
       done({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1] ?? 0), headers, body })
     }
     const timer = setTimeout(finish, 3000)
-    socket.on('data', (d) => {
+    socket.on('data', (d: Buffer) => {
       chunks.push(d)
       const text = Buffer.concat(chunks).toString('utf8')
       const length = /content-length: (\d+)/i.exec(text)?.[1]
