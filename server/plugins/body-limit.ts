@@ -88,9 +88,10 @@ const TIMED_OUT = Symbol('timed out')
 const tooLarge = (max: number) => reply(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${max} bytes`)
 
 /**
- * The request's own body, passed through as it arrives: each read races the deadline, non-multipart bytes are
- * counted against the size bound and scanned for nesting depth, and the first limit broken cancels the source and
- * records the refusal on the request, so nothing past that point is read or parsed.
+ * The request's own body, passed through as it arrives: a multipart body is refused at its first read unless its
+ * route takes files; each read races the deadline, bytes are counted against their kind's size bound, JSON is
+ * scanned for nesting depth, and the first limit broken cancels the source and records the refusal on the request,
+ * so nothing past that point is read or parsed.
  */
 function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline: number, limits: BodyLimits, kind: BodyKind) {
   const reader = source.getReader()
@@ -151,9 +152,9 @@ async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8
 }
 
 /**
- * Bounds every request head (431) and body before anything parses it, whatever its Content-Type. A body that is neither JSON
- * nor a form upload (see `bodyKind`) is refused 415 at once, unread, on every route: the service parses nothing
- * else, and the framework would otherwise pick a parser from a few characters of the header. A declared
+ * Bounds every request head (431) and body before anything parses it, whatever its Content-Type. A body that is
+ * neither JSON nor a form upload (see `bodyKind`) is refused 415 at once, unread, on every route: the service parses
+ * nothing else, and the framework would otherwise pick a parser from a few characters of the header. A declared
  * Content-Length over its kind's bound is refused at once too; otherwise the body is read through `guarded` (size,
  * JSON nesting depth, arrival deadline; a multipart body only by a route that `takesFiles`), installed on the request
  * itself so the framework's parsers and the handlers that read the body stay unchanged. Nothing here reads a body:
