@@ -70,7 +70,13 @@ async function call(base: string, method: string, path: string, opts: { key?: st
   if (opts.key) headers['x-api-key'] = opts.key
   if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`
   if (opts.body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(`${base}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) })
+  let res: Response
+  try {
+    res = await fetch(`${base}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) })
+  } catch {
+    // The server went away (or cut the connection): counted as an answer of status 0.
+    return { status: 0, body: null as any, headers: new Headers(), bytes: 0 }
+  }
   const text = await res.text()
   let body: any = text
   try {
@@ -116,10 +122,18 @@ async function paced(seconds: number, perSecond: number, fn: () => Promise<unkno
 
 /** Server CPU spent while `fn` runs, in ms, and what `fn` returned. */
 async function cpuOf<T>(pid: number, fn: () => Promise<T>): Promise<{ cpu: number; wall: number; value: T }> {
-  const c0 = cpuMs(pid)
+  // A process that is gone has no CPU to read: NaN then.
+  const cpu = () => {
+    try {
+      return cpuMs(pid)
+    } catch {
+      return NaN
+    }
+  }
+  const c0 = cpu()
   const t0 = performance.now()
   const value = await fn()
-  return { cpu: cpuMs(pid) - c0, wall: performance.now() - t0, value }
+  return { cpu: cpu() - c0, wall: performance.now() - t0, value }
 }
 
 const DEEP = new TextEncoder().encode('['.repeat(10_000_000) + ']'.repeat(10_000_000))
@@ -168,7 +182,11 @@ async function singleServer(figures: Figure[], notes: string[]) {
     figures.push(figure('repro 1: wall time per request', ones.reduce((n, o) => n + o.wall, 0) / ones.length, null, 'ms'))
 
     // Another tenant's light route, idle and while two senders repeat repro 1.
-    const tags = () => call(server.base, 'GET', '/api/tags', { key: light.key })
+    const failed: number[] = []
+    const tags = async () => {
+      const r = await call(server.base, 'GET', '/api/tags', { key: light.key })
+      if (r.status !== 200) failed.push(r.status)
+    }
     const idle = await paced(SECONDS, LIGHT_RATE, tags)
     let sending = true
     let sent = 0
@@ -187,6 +205,7 @@ async function singleServer(figures: Figure[], notes: string[]) {
     figures.push(figure('tags p50 while 2 senders repeat repro 1', percentile(loaded.value, 50), null, 'ms'))
     figures.push(figure('tags p99 while 2 senders repeat repro 1', percentile(loaded.value, 99), null, 'ms'))
     figures.push(figure('server cores busy meanwhile', loaded.cpu / loaded.wall, null, 'cores'))
+    notes.push(`tags: ${idle.length + loaded.value.length} requests, ${failed.length} not 200 ${JSON.stringify(counts(failed))}${server.proc.exitCode !== null || server.proc.signalCode ? `; the server exited (${server.proc.exitCode ?? server.proc.signalCode})` : ''}`)
     notes.push(`repro 1 under load: ${sent} bodies sent by the two senders in ${SECONDS} s`)
 
     // Repro 3: eleven wrong tries naming another company, the victim's e-mail in capitals; then the victim.
