@@ -180,7 +180,9 @@ export function bodyLimit(limits: BodyLimits) {
           headers: { connection: 'close' },
         })
       // The listener gives a request without a body (none sent, or Content-Length: 0) a null body.
-      if (request.method === 'GET' || request.method === 'HEAD' || !request.body) return
+      if (!request.body) return
+      // Nothing reads the body of a GET: its connection is closed after the answer rather than drained.
+      if (request.method === 'GET' || request.method === 'HEAD') return void unread.add(request)
       const arrived = Date.now()
       const contentType = request.headers.get('content-type')
       const kind = bodyKind(contentType)
