@@ -157,7 +157,7 @@ type Postgres = typeof import('postgres')
  * option (the socket file is `.s.PGSQL.<the URL's port>`). The parameter is taken out of the URL, which postgres.js
  * would otherwise send as a startup parameter.
  */
-function connect(postgres: Postgres, url: string, options: Parameters<Postgres>[1]) {
+export function connect(postgres: Postgres, url: string, options: Parameters<Postgres>[1]) {
   const parsed = new URL(url)
   const dir = parsed.searchParams.get('host')
   if (!dir?.startsWith('/')) return postgres(url, options)

@@ -4,7 +4,7 @@ import type { AppContext } from './context'
 import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
 import { memoryBuckets, postgresBuckets, rateLimit } from './plugins/rate-limit'
-import { bodyLimit } from './plugins/body-limit'
+import { bodyLimit, multipartBound } from './plugins/body-limit'
 import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
 import { etag } from './plugins/etag'
@@ -33,7 +33,15 @@ export function createApp(app: AppContext) {
   return new Elysia()
     .use(requestLog((entry) => app.log(entry)))
     .use(addressLimit(app.config.maxRequestsPerAddress))
-    .use(bodyLimit({ maxBytes: app.config.maxJsonBytes, maxDepth: app.config.maxJsonDepth, timeoutMs: app.config.bodyTimeoutMs }))
+    .use(
+      bodyLimit({
+        maxBytes: app.config.maxJsonBytes,
+        maxMultipartBytes: multipartBound(app.config.maxUploadBytes),
+        maxDepth: app.config.maxJsonDepth,
+        timeoutMs: app.config.bodyTimeoutMs,
+        maxHeadBytes: app.config.maxHeaderBytes,
+      }),
+    )
     .use(freshRefusals(app))
     .use(errors((entry) => app.log(entry)))
     .use(

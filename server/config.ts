@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path'
 import { createPrivateKey } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 
 export interface Config {
   port: number
@@ -29,12 +30,22 @@ export interface Config {
   maxJsonDepth: number
   /** A body must arrive whole within this many ms of the request (408 and the connection closed). */
   bodyTimeoutMs: number
+  /**
+   * The most a request's URL and headers may hold (431 HEADERS_TOO_LARGE past it). Below LISTENER_HEADER_BYTES, the
+   * bound the listener is started with, past which it answers a bare 431 itself.
+   */
+  maxHeaderBytes: number
   /** Seconds a connection may stay silent before the listener closes it (event streams are exempt). */
   idleTimeoutS: number
   /** Requests in progress at once from one client address (429 past it). */
   maxRequestsPerAddress: number
   /** How long a request waits for a database connection before 503 with Retry-After. */
   dbQueueTimeoutMs: number
+  /**
+   * Password hashes and checks one process runs at once (at most one per core; by default half the cores, shared
+   * among PROCESSES) and how long one may wait for its turn before 503 SERVICE_UNAVAILABLE.
+   */
+  passwordHashing: { concurrency: number; queueMs: number }
   /** Statement exports: their own small pool, how many per company at once, and their bounds. */
   exports: { poolMax: number; perCompany: number; maxRows: number; statementTimeoutMs: number; restPercent: number }
   /** Abuse limits of the public ventanilla event stream. */
@@ -79,6 +90,13 @@ function schedule(env: Record<string, string | undefined>, name: string): number
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * The request-head bound the listener is started with (`bun --max-http-header-size=65536 server/main.ts`, as the
+ * package scripts and scripts/cluster.sh do): past it Bun answers 431 with no body, before the application sees the
+ * request; below it MAX_HEADER_BYTES is checked by the application, which answers with `{ error, code }`.
+ */
+export const LISTENER_HEADER_BYTES = 65_536
 
 function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number) {
   const raw = env[name]
@@ -166,9 +184,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxJsonBytes: integer(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 2 ** 31),
     maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', 64, 1, 10_000),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    maxHeaderBytes: integer(env, 'MAX_HEADER_BYTES', 16 * 1024, 1024, LISTENER_HEADER_BYTES - 4096),
     idleTimeoutS: integer(env, 'IDLE_TIMEOUT_S', 30, 1, 255),
     maxRequestsPerAddress: integer(env, 'MAX_REQUESTS_PER_ADDRESS', 256, 0, 1_000_000),
     dbQueueTimeoutMs: integer(env, 'DB_QUEUE_TIMEOUT_MS', 5000, 1, 600_000),
+    passwordHashing: {
+      concurrency: integer(env, 'PASSWORD_HASH_CONCURRENCY', Math.max(1, Math.floor(availableParallelism() / (2 * processes))), 1, availableParallelism()),
+      queueMs: integer(env, 'PASSWORD_HASH_QUEUE_MS', 2000, 1, 60_000),
+    },
     exports: {
       poolMax: integer(env, 'EXPORT_POOL_MAX', 2, 1, 100),
       perCompany: integer(env, 'EXPORTS_PER_COMPANY', 2, 1, 1000),

@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { ConfigError, loadConfig, type Config } from './config'
+import { ConfigError, LISTENER_HEADER_BYTES, loadConfig, type Config } from './config'
 import { DatabaseSetupError, openDatabase } from '../db/client'
 import { createStore } from './infra/storage'
 import { createApp } from './app'
+import { multipartBound } from './plugins/body-limit'
 import type { AppContext } from './context'
 import { DomainEvents } from './lib/events'
 import { deliveryWorker } from './modules/webhooks'
@@ -13,6 +14,9 @@ import { auditSigningKeyPem } from './modules/audit/signing-key'
 import { startAuditChain } from './modules/audit/worker'
 import { announceListening, isCopy, startCopies, whenFirstGone } from './infra/processes'
 import { newSetupLink } from './modules/setup/service'
+
+/** Past this declared length Bun itself answers (a bare 413); below it the body limit answers with a body. */
+const listenerBodyBound = (config: Config) => Math.max(2 ** 30, multipartBound(config.maxUploadBytes) + 1)
 
 /** Every line names its process when several serve the port. */
 const logAs = (pid: number | undefined) => (entry: Record<string, unknown>) =>
@@ -77,20 +81,24 @@ async function main() {
     console.log(setupLink)
   }
   // A silent connection is closed after IDLE_TIMEOUT_S; event streams lift it for themselves (they speak every 20 s).
-  // Bun answers a body over this bound with a bare 413 before any handler runs; the margin over the upload
-  // limit lets the upload route itself refuse most oversized files with its `{ error, code }` FILE_TOO_LARGE.
+  // Bun answers a body declared over its own bound with a bare 413 before any handler runs, so that bound sits far
+  // above the body limit's (server/plugins/body-limit.ts), which answers `{ error, code }` for what lies between.
   // With several processes each listens with SO_REUSEPORT (server/infra/processes.ts); alone, a second server started
   // on the same port by mistake fails to listen instead of sharing it.
   const server = app.listen({
     port: config.port,
     idleTimeout: config.idleTimeoutS,
-    maxRequestBodySize: 2 * config.maxUploadBytes + 1024 * 1024,
+    maxRequestBodySize: listenerBodyBound(config),
     reusePort: config.processes > 1,
   })
   const auditChain = startAuditChain(ctx)
   const worker = deliveryWorker(ctx).start()
   const port = server.server!.port!
   log({ level: 'info', msg: 'listening', port, database: database.kind, store: ctx.store.kind })
+  // Started without `--max-http-header-size` above MAX_HEADER_BYTES, the listener refuses long heads first, bodiless.
+  const listenerHeadBound = (await import('node:http')).maxHeaderSize
+  if (listenerHeadBound <= config.maxHeaderBytes)
+    log({ level: 'warn', msg: `start with bun --max-http-header-size=${LISTENER_HEADER_BYTES}: a request head over ${listenerHeadBound} bytes is answered 431 without a body` })
   const copies = config.processes > 1 && !copy ? startCopies(config.processes - 1, port, log, ['--demo']) : undefined
 
   let stopping = false

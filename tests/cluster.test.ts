@@ -26,6 +26,8 @@ const missing = ['haproxy', 'pgbouncer'].filter((b) => !binary(b))
 /** Per credential: small enough for the hammering client to go past it in a few seconds even on a busy machine. */
 const LIMIT = 300
 const LOAD_MS = 12_000
+/** Short, so the test can show an export cut by it; a small statement takes a few milliseconds. */
+const EXPORT_TIMEOUT_MS = 1_000
 const KILL_AT_MS = 5_000
 
 /** A server process pointed at PgBouncer: its exit code and what it printed. */
@@ -144,6 +146,7 @@ describe('cluster', () => {
               SUPERADMIN_EMAILS: SUPERADMIN_EMAIL,
               RATE_LIMIT_PER_MINUTE: String(LIMIT),
               RATE_LIMIT_IP_PER_MINUTE: '600',
+              EXPORT_STATEMENT_TIMEOUT_MS: String(EXPORT_TIMEOUT_MS),
               S3_BUCKET: '',
             },
           })
@@ -161,6 +164,36 @@ describe('cluster', () => {
       240_000,
     )
 })
+
+/**
+ * Statement exports read from a pool of their own, through PgBouncer like everything else: they answer, and their
+ * statement timeout (set in each transaction, since PgBouncer refuses it as a startup parameter) cuts a slow one.
+ */
+async function exportsThroughPgBouncer(api: ReturnType<typeof client>, db: ReturnType<typeof postgres>, key: string, clientId: number) {
+  const granted = await api('POST', `/api/clients/${clientId}/external-grants`, { key, body: {} })
+  expect(granted.status).toBe(201)
+  const path = `/api/external/clients/${clientId}/statement`
+  for (let i = 0; i < 3; i++) {
+    const json = await api('GET', path, { bearer: granted.body.token })
+    expect([json.status, json.body.client?.id]).toEqual([200, clientId])
+  }
+  expect((await api('GET', `${path}?format=csv`, { bearer: granted.body.token })).status).toBe(200)
+  // Another session holds the client table: the export's statements wait for it until their timeout cuts them.
+  const holding = db.begin(async (tx) => {
+    await tx`lock table clients in access exclusive mode`
+    await Bun.sleep(EXPORT_TIMEOUT_MS + 4_000)
+  })
+  await Bun.sleep(300)
+  const started = performance.now()
+  const cut = await api('GET', path, { bearer: granted.body.token })
+  const ms = performance.now() - started
+  console.log(`[cluster] export through PgBouncer held by a lock: ${cut.status} ${cut.body.code} after ${ms.toFixed(0)} ms (timeout ${EXPORT_TIMEOUT_MS} ms)`)
+  expect([cut.status, cut.body.code]).toEqual([503, 'SERVICE_UNAVAILABLE'])
+  expect(ms).toBeGreaterThanOrEqual(EXPORT_TIMEOUT_MS - 50)
+  expect(ms).toBeLessThan(EXPORT_TIMEOUT_MS + 3_500)
+  await holding
+  expect((await api('GET', path, { bearer: granted.body.token })).status).toBe(200)
+}
 
 async function load(cluster: RunningCluster, db: ReturnType<typeof postgres>, dir: string) {
   // Behind transaction pooling without the setting, a process refuses to start and says why.
@@ -200,6 +233,8 @@ async function load(cluster: RunningCluster, db: ReturnType<typeof postgres>, di
   expect((await api('PUT', '/api/ventanilla/settings', { key: admin, body: settings })).status).toBe(200)
   const token = await api('POST', '/api/ventanilla/tokens', { key: admin, body: { name: 'TV' } })
   expect(token.status).toBe(201)
+
+  await exportsThroughPgBouncer(api, db, admin, cuenta.body.id)
 
   const screens = Array.from({ length: 6 }, () => new Screen(`${cluster.base}/api/public/ventanilla/${token.body.token}/events`))
   expect(await until(() => screens.every((s) => s.last !== null), 20_000)).toBe(true)

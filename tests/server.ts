@@ -5,6 +5,7 @@
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
+import { LISTENER_HEADER_BYTES } from '../server/config'
 
 const ROOT = join(import.meta.dir, '..')
 
@@ -59,7 +60,8 @@ export function serverEnv(port: number, opts: Pick<ServerOptions, 'dataDir' | 'd
 /** Starts the server and resolves once /health answers 200; a process that exits first is an error. */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const port = opts.port ?? freePort()
-  const proc = Bun.spawn([process.execPath, 'server/main.ts', ...(opts.args ?? [])], {
+  // As the package scripts start it: the listener's bound on a request head above the application's (431 with a body).
+  const proc = Bun.spawn([process.execPath, `--max-http-header-size=${LISTENER_HEADER_BYTES}`, 'server/main.ts', ...(opts.args ?? [])], {
     cwd: ROOT,
     env: serverEnv(port, opts),
     stdout: opts.stdout ?? 'ignore',

@@ -87,15 +87,22 @@ export const employeeSessions = pgTable(
 )
 
 /**
- * Failed sign-ins per e-mail (lower case), counted over a sliding window so the limit holds across processes.
- * Not a tenant table: it is written before anyone is known, and an e-mail is limited whatever company it names.
+ * Sign-in attempts not (yet) known to have succeeded, counted over a sliding window so the throttle holds across
+ * processes (server/access/throttle.ts): per company and e-mail (lower case), per client address, and per both.
+ * Not a tenant table: it is written before anyone is known, and `company_id` is whatever the attempt named, a
+ * company that does not exist included.
  */
 export const signInFailures = pgTable(
   'sign_in_failures',
   {
     id: serial('id').primaryKey(),
+    companyId: integer('company_id').notNull(),
     email: text('email').notNull(),
+    address: text('address').notNull(),
     failedAt: timestamp('failed_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
-  (t) => [index('sign_in_failures_email').on(t.email, t.failedAt)],
+  (t) => [
+    index('sign_in_failures_account').on(t.companyId, t.email, t.failedAt),
+    index('sign_in_failures_address').on(t.address, t.failedAt),
+  ],
 )

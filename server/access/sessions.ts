@@ -1,29 +1,28 @@
 import { randomBytes } from 'node:crypto'
-import { and, count, eq, gt, isNull, lt, sql } from 'drizzle-orm'
-import { companies, employees, employeeSessions, signInFailures } from '../../db/schema'
+import { and, eq, gt, isNull, sql } from 'drizzle-orm'
+import { companies, employees, employeeSessions } from '../../db/schema'
 import type { Database, Db, Executor } from '../../db/client'
-import { forbidden, rateLimited, unauthorized } from '../lib/errors'
+import { ApiError, forbidden, unauthorized } from '../lib/errors'
 import { sha256 } from '../lib/secrets'
 import { tenantTx } from '../lib/write'
 import type { AppContext } from '../context'
 import type { Caller } from './caller'
+import { hashPassword, verifyPassword } from './passwords'
+import { attemptSucceeded, beginAttempt, forgetAttempt } from './throttle'
 
 export const SESSION_COOKIE = 'fos_session'
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000
-/** More than this many failed sign-ins for one e-mail within the window → 429. */
-export const SIGN_IN_FAILURES = 10
-export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000
-
-const PASSWORD_OPTIONS = { algorithm: 'argon2id' } as const
-
-export const hashPassword = (password: string) => Bun.password.hash(password, PASSWORD_OPTIONS)
 
 /**
  * Verified against when the e-mail matches nobody (or somebody without a password), so an unknown e-mail costs
  * the same time as a wrong password and the answer cannot tell the two apart.
  */
 let decoy: Promise<string> | undefined
-const decoyHash = () => (decoy ??= hashPassword(randomBytes(18).toString('base64url')))
+const decoyHash = () =>
+  (decoy ??= hashPassword(randomBytes(18).toString('base64url')).catch((e) => {
+    decoy = undefined
+    throw e
+  }))
 
 /** The session cookie's value, if the request carries one of the right shape. */
 export function sessionToken(request: Request): string | null {
@@ -121,34 +120,29 @@ export async function endSession(db: Executor, sessionId: number, now: Date) {
 
 
 /**
- * Checks an e-mail and password of a company and opens a session. Every attempt is first written down as a failure
- * (committed at once, so concurrent attempts on any process see each other) and struck off again when it succeeds;
- * more than SIGN_IN_FAILURES in the window and the attempt is refused without looking at the password.
+ * Checks an e-mail and password of a company and opens a session. The attempt is throttled first
+ * (server/access/throttle.ts: per account and address, per address, per account), and its password is checked in
+ * the bounded hashing pool (server/access/passwords.ts), whose refusal is no failure.
  */
-export async function signIn(app: AppContext, input: { company_id: number; email: string; password: string }) {
+export async function signIn(app: AppContext, input: { company_id: number; email: string; password: string }, address: string) {
   const db = app.db
   const now = app.clock()
   const email = input.email.trim().toLowerCase()
-  const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS)
-  const [attempt] = await db.insert(signInFailures).values({ email, failedAt: now }).returning({ id: signInFailures.id })
-  // Rows only count within the window; every hundredth attempt sweeps out the older ones of every e-mail.
-  if (attempt.id % 100 === 0) await db.delete(signInFailures).where(lt(signInFailures.failedAt, since))
-  const [{ failures, oldest }] = await db
-    .select({ failures: count(), oldest: sql<string | null>`min(${signInFailures.failedAt})::text` })
-    .from(signInFailures)
-    .where(and(eq(signInFailures.email, email), gt(signInFailures.failedAt, since)))
-  if (Number(failures) > SIGN_IN_FAILURES) {
-    const reopens = (oldest ? new Date(oldest).getTime() : now.getTime()) + SIGN_IN_WINDOW_MS
-    throw rateLimited('Too many failed sign-ins for this e-mail; retry later', (reopens - now.getTime()) / 1000)
-  }
+  const attempt = await beginAttempt(app.database, { companyId: input.company_id, email: email.normalize('NFKC'), address }, now)
   const [row] = await db
     .select({ id: employees.id, email: employees.email, name: employees.name, permissions: employees.permissions, clientIds: employees.clientIds, passwordHash: employees.passwordHash })
     .from(employees)
     .where(and(eq(employees.companyId, input.company_id), sql`lower(${employees.email}) = ${email}`, isNull(employees.deletedAt)))
     .limit(1)
-  const ok = await Bun.password.verify(input.password, row?.passwordHash ?? (await decoyHash())).catch(() => false)
+  let ok: boolean
+  try {
+    ok = await verifyPassword(input.password, row?.passwordHash ?? (await decoyHash()))
+  } catch (e) {
+    if (e instanceof ApiError) await forgetAttempt(app.database, attempt)
+    throw e
+  }
   if (!row?.passwordHash || !ok) throw unauthorized('Wrong e-mail or password')
-  await db.delete(signInFailures).where(eq(signInFailures.id, attempt.id))
+  await attemptSucceeded(app.database, attempt)
 
   const employee = { id: row.id, email: row.email, name: row.name, permissions: row.permissions ?? [], client_ids: row.clientIds ?? [] }
   // As the employee, so the audit trail names who signed in.

@@ -3,12 +3,29 @@ import type { ErrorCode } from '../lib/errors'
 import { JsonDepthScanner } from '../lib/json-depth'
 
 export interface BodyLimits {
-  /** Bound on every non-multipart body (JSON above all); uploads keep MAX_UPLOAD_BYTES in their own route. */
+  /** Bound on every JSON body. */
   maxBytes: number
+  /**
+   * Bound on a multipart body, which only a route taking files reads; that route refuses a file over
+   * MAX_UPLOAD_BYTES itself with FILE_TOO_LARGE, so this is the backstop for its framing and for every other route.
+   */
+  maxMultipartBytes: number
   /** Deepest nesting of arrays and objects a JSON body may have. */
   maxDepth: number
   /** Time from the request's arrival by which its body must have arrived whole. */
   timeoutMs: number
+  /**
+   * Bound on the request head (request line and headers). The listener must be started with a larger bound of its
+   * own (`--max-http-header-size`), else it answers first, with a bare 431.
+   */
+  maxHeadBytes: number
+}
+
+/** The size of a request's head as it came over the wire, near enough: request line, each `name: value` and CRLFs. */
+function headBytes(request: Request): number {
+  let n = request.method.length + request.url.length + 12
+  for (const [name, value] of request.headers) n += name.length + value.length + 4
+  return n
 }
 
 const reply = (status: number, code: ErrorCode, error: string, extra: { details?: unknown; headers?: Record<string, string> } = {}) =>
@@ -16,6 +33,12 @@ const reply = (status: number, code: ErrorCode, error: string, extra: { details?
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...extra.headers },
   })
+
+/**
+ * The most a multipart body may hold: twice the file limit and a megabyte of framing, far above what the upload
+ * route accepts (it answers FILE_TOO_LARGE itself past MAX_UPLOAD_BYTES and its framing allowance).
+ */
+export const multipartBound = (maxUploadBytes: number) => 2 * maxUploadBytes + 1024 * 1024
 
 /** Why a body was cut off; whatever the reader's caller made of the failure, this is the answer. */
 class BodyRefused extends Error {
@@ -25,6 +48,34 @@ class BodyRefused extends Error {
 }
 
 const refusals = new WeakMap<Request, BodyRefused>()
+/** Requests whose route takes files: only their multipart body may be read. */
+const fileRoutes = new WeakSet<Request>()
+
+/**
+ * Called by a route that takes files before it reads its body: a multipart body is read nowhere else, so no other
+ * route's parser (the framework picks one from the Content-Type) ever spends time on one.
+ */
+export const takesFiles = (request: Request) => void fileRoutes.add(request)
+
+/** The two kinds of body the service reads; anything else is refused before it is read. */
+type BodyKind = 'json' | 'multipart'
+
+/**
+ * Which kind of body a Content-Type announces. Exact, because the framework picks its parser from a few characters
+ * of the header (`multipart/xxjson` reads as JSON): anything that is not plainly JSON or a form upload, a header sent
+ * twice (joined with a comma) or missing, is `null`.
+ */
+export function bodyKind(contentType: string | null): BodyKind | null {
+  if (contentType === null) return null
+  if (/^application\/json(;[^,]*)?$/.test(contentType)) return 'json'
+  if (/^multipart\/form-data(;[^,]*)?$/i.test(contentType)) return 'multipart'
+  return null
+}
+
+const unsupported = () =>
+  reply(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json (multipart/form-data only where a route takes a file)', {
+    headers: { connection: 'close' },
+  })
 /** Requests whose body is still partly unread; their connection is closed after the answer instead of drained. */
 const unread = new WeakSet<Request>()
 
@@ -34,14 +85,19 @@ const refusedBy = (request: Request, error: unknown): BodyRefused | undefined =>
 
 const TIMED_OUT = Symbol('timed out')
 
+const tooLarge = (max: number) => reply(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${max} bytes`)
+
 /**
- * The request's own body, passed through as it arrives: each read races the deadline, non-multipart bytes are
- * counted against the size bound and scanned for nesting depth, and the first limit broken cancels the source and
- * records the refusal on the request, so nothing past that point is read or parsed.
+ * The request's own body, passed through as it arrives: a multipart body is refused at its first read unless its
+ * route takes files; each read races the deadline, bytes are counted against their kind's size bound, JSON is
+ * scanned for nesting depth, and the first limit broken cancels the source and records the refusal on the request,
+ * so nothing past that point is read or parsed.
  */
-function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline: number, limits: BodyLimits, multipart: boolean) {
+function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline: number, limits: BodyLimits, kind: BodyKind) {
   const reader = source.getReader()
+  const multipart = kind === 'multipart'
   const scanner = multipart ? undefined : new JsonDepthScanner(limits.maxDepth)
+  const maxBytes = multipart ? limits.maxMultipartBytes : limits.maxBytes
   let total = 0
   const refuse = async (refusal: BodyRefused, controller: ReadableStreamDefaultController<Uint8Array>) => {
     refusals.set(request, refusal)
@@ -51,6 +107,7 @@ function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline:
   }
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      if (multipart && !fileRoutes.has(request)) return refuse(new BodyRefused(unsupported), controller)
       let timer: ReturnType<typeof setTimeout> | undefined
       const timeout = new Promise<typeof TIMED_OUT>((done) => (timer = setTimeout(() => done(TIMED_OUT), Math.max(0, deadline - Date.now()))))
       let next: Awaited<ReturnType<typeof reader.read>> | typeof TIMED_OUT
@@ -71,24 +128,22 @@ function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline:
         return controller.close()
       }
       const chunk = next.value
-      if (!multipart) {
-        total += chunk.byteLength
-        if (total > limits.maxBytes)
-          return refuse(new BodyRefused(() => reply(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${limits.maxBytes} bytes`)), controller)
-        if (!scanner!.push(chunk)) {
-          const message = `nested deeper than ${limits.maxDepth} levels`
-          return refuse(
-            new BodyRefused(() => reply(400, 'VALIDATION_ERROR', `JSON body ${message}`, { details: [{ field: 'body', message }] })),
-            controller,
-          )
-        }
+      total += chunk.byteLength
+      if (total > maxBytes) return refuse(new BodyRefused(() => tooLarge(maxBytes)), controller)
+      if (scanner && !scanner.push(chunk)) {
+        const message = `nested deeper than ${limits.maxDepth} levels`
+        return refuse(
+          new BodyRefused(() => reply(400, 'VALIDATION_ERROR', `JSON body ${message}`, { details: [{ field: 'body', message }] })),
+          controller,
+        )
       }
       controller.enqueue(chunk)
     },
     cancel(reason) {
       return reader.cancel(reason)
     },
-  })
+    // Pulled only when read: asking whether a request has a body (the framework does, before its gate) reads nothing.
+  }, { highWaterMark: 0 })
 }
 
 async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array<ArrayBuffer>> {
@@ -97,15 +152,18 @@ async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8
 }
 
 /**
- * Bounds every request body before anything parses it: a declared Content-Length over the size bound is
- * refused at once; otherwise the body is read through `guarded` (size, JSON nesting depth, arrival deadline),
- * installed on the request itself so the framework's parsers and the handlers that read the body stay unchanged.
- * Nothing here reads a body: the route policy decides who may call before the parser asks for it. Registered
- * before the errors plugin, so its answers win over whatever error the interrupted parser reported.
+ * Bounds every request head (431) and body before anything parses it, whatever its Content-Type. A body that is
+ * neither JSON nor a form upload (see `bodyKind`) is refused 415 at once, unread, on every route: the service parses
+ * nothing else, and the framework would otherwise pick a parser from a few characters of the header. A declared
+ * Content-Length over its kind's bound is refused at once too; otherwise the body is read through `guarded` (size,
+ * JSON nesting depth, arrival deadline; a multipart body only by a route that `takesFiles`), installed on the request
+ * itself so the framework's parsers and the handlers that read the body stay unchanged. Nothing here reads a body:
+ * the route policy decides who may call before the parser asks for it. Registered before the errors plugin, so its
+ * answers win over whatever error the interrupted parser reported.
  */
 export function bodyLimit(limits: BodyLimits) {
   return new Elysia({ name: 'body-limit' })
-    // A caller refused before its body was read (401, 403, 429…) would otherwise keep its socket busy while the
+    // A caller refused before its body was read (401, 403, 415, 429…) would otherwise keep its socket busy while the
     // listener drains a body that may trickle for as long as the sender likes.
     .wrap(((fetch: (...args: unknown[]) => Response | Promise<Response>, request: Request) =>
       (...args: unknown[]) => {
@@ -117,29 +175,37 @@ export function bodyLimit(limits: BodyLimits) {
         return out instanceof Promise ? out.then(close) : close(out)
       }) as never)
     .onRequest(({ request }) => {
-      if (request.method === 'GET' || request.method === 'HEAD' || !request.body) return
+      if (headBytes(request) > limits.maxHeadBytes)
+        return reply(431, 'HEADERS_TOO_LARGE', `The URL and headers of a request may hold at most ${limits.maxHeadBytes} bytes`, {
+          headers: { connection: 'close' },
+        })
+      // The listener gives a request without a body (none sent, or Content-Length: 0) a null body.
+      if (!request.body) return
+      // Nothing reads the body of a GET: its connection is closed after the answer rather than drained.
+      if (request.method === 'GET' || request.method === 'HEAD') return void unread.add(request)
       const arrived = Date.now()
-      const multipart = /^multipart\//i.test(request.headers.get('content-type') ?? '')
+      const contentType = request.headers.get('content-type')
+      const kind = bodyKind(contentType)
+      if (kind === null) return unsupported()
+      const max = kind === 'multipart' ? limits.maxMultipartBytes : limits.maxBytes
       const declared = request.headers.get('content-length')
-      if (!multipart && declared !== null && Number(declared) > limits.maxBytes)
-        return reply(413, 'PAYLOAD_TOO_LARGE', `Request body larger than ${limits.maxBytes} bytes`)
+      if (declared !== null && Number(declared) > max) return tooLarge(max)
       const source = request.body
       unread.add(request)
       let stream: ReadableStream<Uint8Array> | undefined
-      const body = () => (stream ??= guarded(request, source, arrived + limits.timeoutMs, limits, multipart))
+      const body = () => (stream ??= guarded(request, source, arrived + limits.timeoutMs, limits, kind))
       // Read once and kept: a request answered again from the start (server/access/policy.ts) reads it a second time.
       let read: Promise<Uint8Array<ArrayBuffer>> | undefined
       const bytes = () => (read ??= readAll(body()))
       const text = async () => new TextDecoder().decode(await bytes())
-      const contentType = request.headers.get('content-type') ?? ''
       Object.defineProperty(request, 'body', { get: body, configurable: true })
       Object.assign(request, {
         arrayBuffer: async () => (await bytes()).buffer,
         bytes,
         text,
-        blob: async () => new Blob([await bytes()], { type: contentType }),
+        blob: async () => new Blob([await bytes()], { type: contentType ?? '' }),
         json: async () => JSON.parse(await text()),
-        formData: async () => new Response(await bytes(), { headers: { 'content-type': contentType } }).formData(),
+        formData: async () => new Response(await bytes(), { headers: { 'content-type': contentType ?? '' } }).formData(),
       })
     })
     .onError({ as: 'global' }, ({ request, error }) => refusedBy(request, error)?.answer())

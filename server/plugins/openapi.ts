@@ -107,7 +107,7 @@ function openObjects(node: unknown): void {
  * Operation-level fixes, so the document says what the service does: only JSON request bodies (the routes parse
  * JSON; the form encodings the generator adds cannot carry their integer fields), which the route policy hands over
  * in `x-json-body` (JSON_BODY); binary answers under their media types; 304 and the ETag headers on JSON GETs; error bodies as the named `Error`
- * schema; 413 on every route with a body and 500 on every route; the rate-limit headers on authenticated answers
+ * schema; 413 and 415 on every route with a body and 500 on every route; the rate-limit headers on authenticated answers
  * and `Retry-After` on 429; path ids as bounded integers; a `servers` entry; and the 3.1.0 version string that
  * common parsers accept.
  */
@@ -161,6 +161,8 @@ export function finish(doc: Json, serverUrl: string) {
       }
       const authenticated = !Array.isArray(op.security) || op.security.length > 0
       if (op.requestBody && !responses['413']) responses['413'] = errorResponse('Body larger than the limit: `PAYLOAD_TOO_LARGE` (uploads: `FILE_TOO_LARGE`)')
+      if (op.requestBody && !responses['415'])
+        responses['415'] = errorResponse('A body other than `application/json` (`multipart/form-data` on uploads), or none named: `UNSUPPORTED_MEDIA_TYPE`')
       responses['500'] ??= errorResponse('Unexpected failure: `INTERNAL_ERROR`, logged with the request id; no detail leaves the server')
       if (responses['429']) responses['429'] = errorResponse('Rate limit reached: `RATE_LIMITED`', { 'Retry-After': header('Seconds to wait before retrying') })
       if (authenticated)

@@ -1,15 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { buildTestApp, postgresTest, testApp, type Company, type TestApp } from '../helpers'
+import { buildTestApp, postgresTest, type Company, type TestApp } from '../helpers'
 import { authenticateKey } from '../../server/access/caller'
 import { authenticateSession } from '../../server/access/sessions'
+import { configureHashing, hashingLoad } from '../../server/access/passwords'
+import { ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_WAIT_MS, ADDRESS_FREE_FAILURES, PAIR_FREE_FAILURES } from '../../server/access/throttle'
 
 let t: TestApp
 const ORIGIN = 'http://fos.test'
 const PASSWORD = 'correct horse battery'
 
+// Its own app, trusting X-Forwarded-For, so each test signs in from addresses of its own: the throttle counts
+// failures per client address too.
 beforeAll(async () => {
-  t = await testApp()
+  t = await buildTestApp({ trustProxy: true })
 })
 
 afterAll(() => t.travel(0))
@@ -26,8 +30,14 @@ async function staffMember(permissions = ['ventanilla.call'], clientIds?: number
   return { c, e }
 }
 
-const signIn = (companyId: number, email: string, password = PASSWORD, app = t) =>
-  app.request('POST', '/api/sessions', { body: { company_id: companyId, email, password } })
+let addresses = 0
+/** A client address no other test uses. */
+const newAddress = () => `203.0.113.${++addresses % 250}:${addresses}`
+
+/** Every sign-in comes from an address; by default one per test file run that no throttle test shares. */
+let address = newAddress()
+const signIn = (companyId: number, email: string, password = PASSWORD, app = t, from = address) =>
+  app.request('POST', '/api/sessions', { body: { company_id: companyId, email, password }, headers: { 'x-forwarded-for': from } })
 
 const cookieOf = (headers: Headers) => /fos_session=([^;]*)/.exec(headers.get('set-cookie') ?? '')?.[1] ?? ''
 const withCookie = (cookie: string, extra: Record<string, string> = {}) => ({ cookie: `theme=dark; fos_session=${cookie}`, ...extra })
@@ -114,28 +124,6 @@ describe('sign-in', () => {
     const [{ n }] = await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from employee_sessions where employee_id = ${e.id}`)
     expect(Number(n)).toBe(0)
     expect((await t.request('POST', '/api/sessions', { body: { company_id: c.id, email: e.email } })).status).toBe(400)
-  })
-
-  test('more than 10 failures for one e-mail in 15 min → 429 with Retry-After, even with the right password', async () => {
-    const { c, e } = await staffMember()
-    const bystander = await staffMember()
-    for (let i = 0; i < 10; i++) expect((await signIn(c.id, e.email, `wrong password ${i}`)).status).toBe(401)
-    const limited = await signIn(c.id, e.email)
-    expect(limited.status).toBe(429)
-    expect(limited.body.code).toBe('RATE_LIMITED')
-    const wait = Number(limited.headers.get('retry-after'))
-    expect(wait).toBeGreaterThan(0)
-    expect(wait).toBeLessThanOrEqual(15 * 60)
-    expect(limited.headers.get('set-cookie')).toBeNull()
-    // Another e-mail is not affected.
-    expect((await signIn(bystander.c.id, bystander.e.email)).status).toBe(201)
-    // Once the window has passed, the right password works again.
-    t.travel(15 * 60_000 + 5_000)
-    try {
-      expect((await signIn(c.id, e.email)).status).toBe(201)
-    } finally {
-      t.travel(0)
-    }
   })
 
   test('a success does not count as a failure', async () => {
@@ -276,7 +264,7 @@ describe('ending sessions', () => {
   })
 
   postgresTest('sign-out, revocation and the failure limit hold across processes', async () => {
-    const other = await buildTestApp()
+    const other = await buildTestApp({ trustProxy: true })
     const { c, e } = await staffMember()
     const cookie = await session(c.id, e.email)
     expect((await other.request('GET', '/api/sessions/current', { headers: withCookie(cookie) })).status).toBe(200)
@@ -284,11 +272,153 @@ describe('ending sessions', () => {
     expect((await other.request('GET', '/api/sessions/current', { headers: withCookie(cookie) })).status).toBe(401)
 
     const victim = await staffMember()
-    // Failures spread over two processes, concurrently, count together.
-    const tries = await Promise.all(Array.from({ length: 10 }, (_, i) => signIn(victim.c.id, victim.e.email, `wrong password ${i}`, i % 2 ? other : t)))
-    expect(tries.every((r) => r.status === 401)).toBe(true)
-    expect((await signIn(victim.c.id, victim.e.email, PASSWORD, other)).status).toBe(429)
-    expect((await signIn(victim.c.id, victim.e.email, PASSWORD, t)).status).toBe(429)
+    // Failures from one address spread over two processes count together: eight of them (each wait, as it comes, is
+    // waited out on both processes' clocks), then the wait is 8 s, long enough for any machine.
+    const from = newAddress()
+    let ahead = 0
+    try {
+      for (let failures = 0, i = 0; failures < PAIR_FREE_FAILURES + 3; i++) {
+        const r = await signIn(victim.c.id, victim.e.email, `wrong password ${i}`, i % 2 ? other : t, from)
+        if (r.status === 401) failures++
+        else {
+          expect(r.status).toBe(429)
+          ahead += Number(r.headers.get('retry-after')) * 1000
+          t.travel(ahead)
+          other.travel(ahead)
+        }
+      }
+      expect((await signIn(victim.c.id, victim.e.email, PASSWORD, other, from)).status).toBe(429)
+      expect((await signIn(victim.c.id, victim.e.email, PASSWORD, t, from)).status).toBe(429)
+    } finally {
+      t.travel(0)
+      other.travel(0)
+    }
+    // Concurrent attempts see each other before their passwords are checked: a burst gets no more checks than the
+    // free failures.
+    const burst = newAddress()
+    const tries = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn(victim.c.id, victim.e.email, `wrong password ${i}`, i % 2 ? other : t, burst)))
+    expect(tries.every((r) => r.status === 401 || r.status === 429)).toBe(true)
+    expect(tries.filter((r) => r.status === 401).length).toBeLessThanOrEqual(PAIR_FREE_FAILURES)
+    // The employee, from where they have not failed, is not held back by it.
+    expect((await signIn(victim.c.id, victim.e.email, PASSWORD, other, newAddress())).status).toBe(201)
+  })
+})
+
+describe('sign-in throttling', () => {
+  afterAll(() => t.travel(0))
+
+  test('one address guessing one account: free failures, then waits that double after each failure', async () => {
+    const { c, e } = await staffMember()
+    const from = newAddress()
+    for (let i = 0; i < PAIR_FREE_FAILURES; i++) expect((await signIn(c.id, e.email, `wrong password ${i}`, t, from)).status).toBe(401)
+    const waits: number[] = []
+    let ahead = 0
+    try {
+      for (let i = 0; i < 4; i++) {
+        const limited = await signIn(c.id, e.email, PASSWORD, t, from)
+        expect(limited.status).toBe(429)
+        expect(limited.body).toEqual({ error: expect.any(String), code: 'RATE_LIMITED' })
+        expect(limited.headers.get('set-cookie')).toBeNull()
+        const wait = Number(limited.headers.get('retry-after'))
+        waits.push(wait)
+        // Once the wait is over, the next guess is checked, and fails: the next wait is twice as long.
+        t.travel((ahead += wait * 1000))
+        expect((await signIn(c.id, e.email, `still wrong ${i}`, t, from)).status).toBe(401)
+      }
+    } finally {
+      t.travel(0)
+    }
+    expect(waits).toEqual([1, 2, 4, 8])
+    // A refused attempt is no failure: it did not lengthen the wait. And the right password from elsewhere works.
+    expect((await signIn(c.id, e.email, PASSWORD, t, newAddress())).status).toBe(201)
+    // After the window, the address may try again, and a success clears its failures.
+    t.travel(ahead + 15 * 60_000 + 1000)
+    try {
+      expect((await signIn(c.id, e.email, PASSWORD, t, from)).status).toBe(201)
+      for (let i = 0; i < PAIR_FREE_FAILURES; i++) expect((await signIn(c.id, e.email, `wrong again ${i}`, t, from)).status).toBe(401)
+    } finally {
+      t.travel(0)
+    }
+  })
+
+  test('repro: eleven wrong tries naming a company that does not exist never lock the real employee out', async () => {
+    const { c, e } = await staffMember()
+    const attacker = newAddress()
+    const tries = []
+    for (let i = 0; i < 11; i++) tries.push((await signIn(999_999, e.email.toUpperCase(), `guess ${i}`, t, attacker)).status)
+    expect(tries.slice(0, PAIR_FREE_FAILURES)).toEqual(Array(PAIR_FREE_FAILURES).fill(401))
+    expect(tries.slice(PAIR_FREE_FAILURES)).toContain(429)
+    // The victim, from their own address and even from the attacker's.
+    const own = await signIn(c.id, e.email, PASSWORD, t, newAddress())
+    expect([own.status, own.headers.get('retry-after')]).toEqual([201, null])
+    expect((await signIn(c.id, e.email, PASSWORD, t, attacker)).status).toBe(201)
+  })
+
+  test('many addresses guessing one account: an address that has not failed is never delayed; one that has waits at most 30 s', async () => {
+    const { c, e } = await staffMember()
+    for (let i = 0; i < ACCOUNT_FREE_FAILURES + 10; i++) expect((await signIn(c.id, e.email, `guess ${i}`, t, newAddress())).status).toBe(401)
+    // Each attacking address that failed once must now wait, briefly.
+    const again = newAddress()
+    expect((await signIn(c.id, e.email, 'guess', t, again)).status).toBe(401)
+    const slowed = await signIn(c.id, e.email, 'guess', t, again)
+    expect(slowed.status).toBe(429)
+    expect(Number(slowed.headers.get('retry-after'))).toBeLessThanOrEqual(ACCOUNT_MAX_WAIT_MS / 1000)
+    // The employee signs in at once from an address that has not failed.
+    expect((await signIn(c.id, e.email, PASSWORD, t, newAddress())).status).toBe(201)
+    // One typo of theirs costs them at most ACCOUNT_MAX_WAIT_MS.
+    const typo = newAddress()
+    expect((await signIn(c.id, e.email, 'typo', t, typo)).status).toBe(401)
+    t.travel(ACCOUNT_MAX_WAIT_MS + 100)
+    try {
+      expect((await signIn(c.id, e.email, PASSWORD, t, typo)).status).toBe(201)
+    } finally {
+      t.travel(0)
+    }
+  })
+
+  test('one address spraying many accounts is slowed down across them', async () => {
+    const from = newAddress()
+    const c = await t.newCompany()
+    // The free failures and three more, each wait waited out, so the last wait (8 s) outlasts any slow check.
+    let ahead = 0
+    try {
+      for (let failures = 0, i = 0; failures < ADDRESS_FREE_FAILURES + 3; i++) {
+        const r = await signIn(c.id, `spray${i}.${c.id}@fos.test`, 'Password123!', t, from)
+        if (r.status === 401) failures++
+        else {
+          expect(r.status).toBe(429)
+          t.travel((ahead += Number(r.headers.get('retry-after')) * 1000))
+        }
+      }
+      const limited = await signIn(c.id, `spray-next.${c.id}@fos.test`, 'Password123!', t, from)
+      expect(limited.status).toBe(429)
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(4)
+    } finally {
+      t.travel(0)
+    }
+  })
+
+  test('password checks run in a bounded pool: never more at once than configured; past the queue deadline 503, not a failure', async () => {
+    const pooled = await buildTestApp({ trustProxy: true, passwordHashing: { concurrency: 1, queueMs: 150 } })
+    const { c, e } = await staffMember(undefined, undefined, pooled)
+    let most = 0
+    const watching = setInterval(() => (most = Math.max(most, hashingLoad().running)), 2)
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn(c.id, e.email, i === 0 ? PASSWORD : `wrong ${i}`, pooled, newAddress())))
+    clearInterval(watching)
+    const statuses = answers.map((r) => r.status)
+    expect(most).toBe(1)
+    expect(statuses).toContain(503)
+    for (const r of answers.filter((a) => a.status === 503)) {
+      expect(r.body).toEqual({ error: expect.any(String), code: 'SERVICE_UNAVAILABLE' })
+      expect(r.headers.get('retry-after')).toBe('1')
+    }
+    expect(statuses.every((s) => [201, 401, 503].includes(s))).toBe(true)
+    // Only the attempts whose password was checked were written down as failures.
+    const [{ n }] = await pooled.ctx.database.rows<{ n: number }>(
+      sql`select count(*)::int as n from sign_in_failures where company_id = ${c.id}`,
+    )
+    expect(Number(n)).toBe(statuses.filter((s) => s === 401).length)
+    configureHashing(t.ctx.config.passwordHashing)
   })
 })
 

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import Decimal from 'decimal.js'
-import { testApp, type Company, type TestApp } from '../helpers'
+import postgres from 'postgres'
+import { buildTestApp, postgresTest, testApp, type Company, type TestApp } from '../helpers'
 
 const DAY = 86_400_000
 
@@ -533,4 +534,38 @@ describe('statement bytes', () => {
     expect(changed.headers.get('etag')).not.toBe(tag)
     sameText(await changed.text(), (await expected(null)).json)
   }, 60_000)
+})
+
+describe('export timeout', () => {
+  postgresTest('a slow export is cut by EXPORT_STATEMENT_TIMEOUT_MS, set per transaction, and answers 503 with Retry-After', async () => {
+    const t = await buildTestApp({ exports: { ...(await testApp()).ctx.config.exports, statementTimeoutMs: 500 } })
+    const s = await setup(t)
+    await completed(t, s, [{ account: s.acc.ARS, amount: 10 }, { account: s.caja.ARS, amount: -10 }])
+    const g = await grant(t, s)
+    expect((await statement(t, s.clientId, '', { bearer: g.token })).status).toBe(200)
+
+    // Another session holds the client table: every export statement waits for it until its timeout.
+    const other = postgres(process.env.TEST_DATABASE_URL!, { max: 1, onnotice: () => {} })
+    try {
+      const holding = other.begin(async (tx) => {
+        await tx`lock table clients in access exclusive mode`
+        await Bun.sleep(4000)
+      })
+      await Bun.sleep(200)
+      for (const query of ['', '?format=csv']) {
+        const started = performance.now()
+        const cut = await statement(t, s.clientId, query, { bearer: g.token })
+        const ms = performance.now() - started
+        expect({ query, status: cut.status, code: cut.body.code }).toEqual({ query, status: 503, code: 'SERVICE_UNAVAILABLE' })
+        expect(cut.headers.get('retry-after')).toBe('1')
+        expect(ms).toBeGreaterThanOrEqual(450)
+        expect(ms).toBeLessThan(3000)
+      }
+      await holding
+    } finally {
+      await other.end({ timeout: 1 })
+    }
+    // The bound ended with its transaction: ordinary requests, on the other pool, never carried it.
+    expect((await statement(t, s.clientId, '', { bearer: g.token })).status).toBe(200)
+  })
 })

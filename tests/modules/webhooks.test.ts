@@ -96,6 +96,36 @@ describe('endpoint management', () => {
     expect(patched.status).toBe(422)
   })
 
+  test('IPv6 forms carrying a loopback, private or metadata IPv4 address are refused at create and at send', async () => {
+    const strict = await testApp()
+    const c = await strict.newCompany()
+    const rules = { allowHttp: false, allowPrivate: false }
+    const carrying = [
+      '[::127.0.0.1]', // IPv4-compatible
+      '[::ffff:0:127.0.0.1]', // IPv4-translated
+      '[2002:7f00:1::]', // 6to4 of 127.0.0.1
+      '[2002:a9fe:a9fe::1]', // 6to4 of 169.254.169.254
+      '[::ffff:10.0.0.1]', // IPv4-mapped
+      '[::ffff:7f00:1]', // IPv4-mapped, written in hex
+      '[64:ff9b::169.254.169.254]', // NAT64
+      '[64:ff9b:1::a00:1]', // local-use NAT64
+      '[2001:0:4136:e378:8000:63bf:3fff:fdd2]', // Teredo, client 192.0.2.45
+      '[::]',
+      '[fd00::1]',
+    ]
+    for (const host of carrying) {
+      const url = `https://${host}/hook`
+      const res = await strict.request('POST', '/api/webhook-endpoints', { key: c.key, body: { url } })
+      expect({ url, status: res.status, code: res.body.code }).toEqual({ url, status: 422, code: 'WEBHOOK_URL_NOT_ALLOWED' })
+      expect({ url, target: await sendTarget(url, rules) }).toEqual({ url, target: { refused: 'blocked address' } })
+    }
+    // The same forms carrying a public address are public.
+    for (const host of ['[::ffff:93.184.215.14]', '[64:ff9b::93.184.215.14]', '[2002:5db8:d70e::1]', '[2001:4860:4860::8888]']) {
+      const url = `https://${host}/hook`
+      expect({ url, target: await sendTarget(url, rules) }).toEqual({ url, target: { url, headers: {} } })
+    }
+  })
+
   test('an attempt connects to the address that was checked, naming its host to HTTP and to TLS', async () => {
     const strict = { allowHttp: false, allowPrivate: false }
     expect(await sendTarget('https://localhost/hook', strict)).toEqual({ refused: 'blocked address' })

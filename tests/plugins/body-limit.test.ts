@@ -1,6 +1,11 @@
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { buildTestApp, type TestApp } from '../helpers'
+import { startServer } from '../server'
+import { multipartBound } from '../../server/plugins/body-limit'
 
 const LIMIT = 4096
 let built: Promise<TestApp> | undefined
@@ -105,3 +110,145 @@ function app(t: TestApp, key: string, text: string) {
     } as RequestInit),
   )
 }
+
+/** A body that counts what is pulled from it: `pulled()` says how much of it anything read. */
+function counted(text: string, size = 16 * 1024) {
+  const bytes = new TextEncoder().encode(text)
+  let at = 0
+  const stream = new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (at >= bytes.length) return c.close()
+      c.enqueue(bytes.slice(at, at + size))
+      at += size
+    },
+    // Nothing is pulled before someone reads.
+  }, { highWaterMark: 0 })
+  return { stream, pulled: () => at }
+}
+
+/** The body of repro 1, smaller: deep brackets that a JSON parser would recurse through. */
+const DEEP = '['.repeat(200_000) + ']'.repeat(200_000)
+
+/** Content-Type headers nothing here parses; `null` sends none at all, an array sends the header twice. */
+const ODD: (string | string[] | null)[] = [
+  'multipart/xxjson',
+  'multipart/mixed; boundary=x',
+  'application/json-seq',
+  'application/jsonx',
+  'text/json',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/octet-stream',
+  'APPLICATION/JSON',
+  'application/json, application/json',
+  ['application/json', 'application/json'],
+  ['application/json', 'multipart/form-data; boundary=x'],
+  null,
+]
+
+function send(t: TestApp, method: string, path: string, type: string | string[] | null, text: string, extra: Record<string, string> = {}) {
+  const headers = new Headers(extra)
+  for (const value of type === null ? [] : Array.isArray(type) ? type : [type]) headers.append('content-type', value)
+  const body = counted(text)
+  const started = performance.now()
+  const answer = t.app.handle(new Request(`http://fos.test${path}`, { method, headers, body: body.stream, duplex: 'half' } as RequestInit))
+  return answer.then(async (res) => ({ status: res.status, body: await res.json().catch(() => null), ms: performance.now() - started, pulled: body.pulled() }))
+}
+
+describe('content types: only what a route declares is parsed, the rest is 415 before the body is read', () => {
+  test('every route class refuses odd content types with 415 UNSUPPORTED_MEDIA_TYPE and reads none of the body', async () => {
+    const t = await limited()
+    const c = await t.newCompany()
+    const staff = await c.employee([])
+    const type = await t.request('POST', '/api/operation-types', { key: c.key, body: { name: 'Mov', kind: 'other' } })
+    const op = await t.request('POST', '/api/operations', {
+      key: c.key,
+      body: { operation_type_id: type.body.id, transactions: [{ account_id: await account(t, c.key), amount: 1 }] },
+    })
+    const token = await t.superToken()
+    // Sign-in (no credential, the framework's own parser), a JSON write behind the route policy, a body-less
+    // write, a route reading its own body (MCP), the upload route, and a superadmin route.
+    const routes: [string, string, Record<string, string>][] = [
+      ['POST', '/api/sessions', {}],
+      ['POST', '/api/clients', { 'x-api-key': c.key }],
+      ['POST', `/api/operations/${op.body.id}/approve`, { 'x-api-key': c.key }],
+      ['POST', '/api/mcp', { 'x-api-key': c.key }],
+      ['POST', `/api/operations/${op.body.id}/attachments`, { 'x-api-key': c.key }],
+      ['POST', '/api/superadmin/companies', { authorization: `Bearer ${token}` }],
+      ['PATCH', `/api/employees/${staff.id}`, { 'x-api-key': c.key }],
+    ]
+    const seen: string[] = []
+    for (const [method, path, headers] of routes)
+      for (const odd of ODD) {
+        const r = await send(t, method, path, odd, DEEP, headers)
+        seen.push(`${method} ${path} ${JSON.stringify(odd)} → ${r.status} ${r.body?.code} pulled ${r.pulled}`)
+        expect({ path, odd, status: r.status, code: r.body?.code }).toEqual({ path, odd, status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' })
+        expect(r.body.error).toEqual(expect.any(String))
+        expect(r.pulled).toBe(0)
+      }
+    expect(seen.length).toBe(routes.length * ODD.length)
+    // Nothing was written by any of them.
+    const [{ n }] = await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from clients where company_id = ${c.id}`)
+    expect(n).toBe(1)
+  })
+
+  test('multipart/form-data is read only by the route that takes files: elsewhere 415 after the caller is known, body unread', async () => {
+    const t = await limited()
+    const c = await t.newCompany()
+    const multipart = 'multipart/form-data; boundary=x'
+    const form = `--x\r\nContent-Disposition: form-data; name="name"\r\n\r\n${'a'.repeat(3000)}\r\n--x--\r\n`
+    for (const [path, headers] of [
+      ['/api/sessions', {}],
+      ['/api/clients', { 'x-api-key': c.key }],
+      ['/api/superadmin/companies', { authorization: `Bearer ${await t.superToken()}` }],
+    ] as const) {
+      const r = await send(t, 'POST', path, multipart, form, headers)
+      expect({ path, status: r.status, code: r.body?.code, pulled: r.pulled }).toEqual({ path, status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', pulled: 0 })
+    }
+    // Authentication still comes first on a company route.
+    const anonymous = await send(t, 'POST', '/api/clients', multipart, form)
+    expect([anonymous.status, anonymous.body.code, anonymous.pulled]).toEqual([401, 'UNAUTHORIZED', 0])
+  })
+
+  test('JSON (with or without parameters) and empty bodies still pass; a declared multipart length over its bound is 413 with a body', async () => {
+    const t = await limited()
+    const c = await t.newCompany()
+    const ok = await send(t, 'POST', '/api/clients', 'application/json; charset=utf-8', JSON.stringify({ name: 'Con charset', type: 0 }), { 'x-api-key': c.key })
+    expect(ok.status).toBe(201)
+    const plain = await send(t, 'POST', '/api/clients', 'application/json', JSON.stringify({ name: 'Sin charset', type: 0 }), { 'x-api-key': c.key })
+    expect(plain.status).toBe(201)
+    // An empty body needs no type: a body-less write sent as fetch sends it.
+    const type = await t.request('POST', '/api/operation-types', { key: c.key, body: { name: 'Mov', kind: 'other' } })
+    const op = await t.request('POST', '/api/operations', {
+      key: c.key,
+      body: { operation_type_id: type.body.id, transactions: [{ account_id: await account(t, c.key), amount: 1 }] },
+    })
+    expect((await t.request('POST', `/api/operations/${op.body.id}/approve`, { key: c.key })).status).toBe(200)
+
+    const bound = multipartBound(t.ctx.config.maxUploadBytes)
+    const huge = await send(t, 'POST', `/api/operations/${op.body.id}/attachments`, 'multipart/form-data; boundary=x', 'x', {
+      'x-api-key': c.key,
+      'content-length': String(bound + 1),
+    })
+    expect([huge.status, huge.body.code, huge.pulled]).toEqual([413, 'PAYLOAD_TOO_LARGE', 0])
+  })
+
+  test('repro: a multipart/xxjson body of 20 MB of brackets to sign-in over HTTP is refused at once', async () => {
+    const server = await startServer({ dataDir: mkdtempSync(join(tmpdir(), 'fos-body-')), databaseUrl: process.env.TEST_DATABASE_URL })
+    try {
+      const body = '['.repeat(10_000_000) + ']'.repeat(10_000_000)
+      const started = performance.now()
+      const res = await fetch(`${server.base}/api/sessions`, { method: 'POST', headers: { 'content-type': 'multipart/xxjson' }, body })
+      const ms = performance.now() - started
+      expect(res.status).toBe(415)
+      expect(await res.json()).toEqual({ error: expect.any(String), code: 'UNSUPPORTED_MEDIA_TYPE' })
+      expect(res.headers.get('connection')).toBe('close')
+      console.log(`[body-limit] multipart/xxjson 20 MB → ${res.status} in ${ms.toFixed(0)} ms`)
+      // Still serving.
+      expect((await fetch(`${server.base}/health`)).status).toBe(200)
+    } finally {
+      server.proc.kill('SIGTERM')
+      await server.proc.exited
+    }
+  }, 120_000)
+})

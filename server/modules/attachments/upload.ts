@@ -1,4 +1,5 @@
 import { ApiError, invalid } from '../../lib/errors'
+import { takesFiles } from '../../plugins/body-limit'
 import { ATTACHMENT_MIME_TYPES } from './model'
 import type { Upload } from './service'
 
@@ -63,6 +64,7 @@ function declaredPartTypes(body: Buffer, boundary: string, field: string): (stri
  * for the multipart framing) is refused before it is read; the body is read once into memory, then parsed.
  */
 export async function readUpload(request: Request, maxBytes: number): Promise<Upload> {
+  takesFiles(request)
   const contentType = request.headers.get('content-type') ?? ''
   if (!/^multipart\/form-data\s*;.*boundary=/i.test(contentType))
     throw missingFile('Send the file as multipart/form-data in a field named file')

@@ -4,7 +4,8 @@ import type { Executor, Tx } from '../../../db/client'
 import { actsAsCompany, type Caller } from '../../access/caller'
 import { checkDelegation } from '../../access/delegation'
 import { issueKey } from '../../access/keys'
-import { endSessions, hashPassword } from '../../access/sessions'
+import { hashPassword } from '../../access/passwords'
+import { endSessions } from '../../access/sessions'
 import { conflict, forbidden, notFound, unprocessable } from '../../lib/errors'
 
 type Row = typeof employees.$inferSelect

@@ -97,6 +97,7 @@ export const exportsModule = (app: AppContext) =>
             401: errorResponse('Missing or invalid key or grant; expired or revoked grant'),
             403: errorResponse('Employee key without `clients.view`'),
             404: errorResponse('Client missing, deleted, of another company, or not the grant’s client'),
+            503: errorResponse('A statement of the export ran past `EXPORT_STATEMENT_TIMEOUT_MS`, or the database could not take it now; with `Retry-After`'),
           },
         },
       },

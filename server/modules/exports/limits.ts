@@ -1,7 +1,8 @@
 import postgres from 'postgres'
 import { drizzle } from 'drizzle-orm/postgres-js'
+import { sql } from 'drizzle-orm'
 import * as schema from '../../../db/schema'
-import type { Db, Tx } from '../../../db/client'
+import { connect, type Db, type Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import type { AppContext } from '../../context'
 import { ApiError } from '../../lib/errors'
@@ -26,12 +27,13 @@ function runtime(app: AppContext): ExportRuntime {
   const perCompany = new Slots<number>(() => app.config.exports.perCompany)
   if (app.database.kind === 'postgres' && app.config.databaseUrl) {
     // Idle connections go away on their own: exports are occasional, and nothing has to close this pool for a
-    // process to end.
-    const client = postgres(app.config.databaseUrl, {
+    // process to end. No session state of its own: behind a pooler in transaction pooling (PgBouncer) a startup
+    // parameter such as statement_timeout is refused, and a named prepared statement outlives its server session.
+    const client = connect(postgres, app.config.databaseUrl, {
       max: app.config.exports.poolMax,
       idle_timeout: 5,
       onnotice: () => {},
-      connection: { statement_timeout: app.config.exports.statementTimeoutMs },
+      ...(app.config.databasePoolMode === 'transaction' && { prepare: false }),
     })
     r = { db: drizzle(client, { schema }) as unknown as Db, perCompany, close: () => client.end({ timeout: 5 }) }
   } else {
@@ -55,9 +57,30 @@ export function claimExport(app: AppContext, companyId: number): () => void {
   return release
 }
 
-/** A tenant transaction on the export pool, where each statement is bounded by `EXPORT_STATEMENT_TIMEOUT_MS`. */
+/**
+ * A tenant transaction on the export pool, where each statement is bounded by `EXPORT_STATEMENT_TIMEOUT_MS`. The
+ * bound is the transaction's own (`set_config(…, true)` is SET LOCAL), so it holds through a pooler in transaction
+ * pooling and ends with the transaction. Sent without waiting for its answer, like the tenant settings before it:
+ * the connection runs statements in the order they are sent, so the body's first statement is already bounded.
+ */
 export function exportTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return tenantTx(app, caller, mode, fn, { on: runtime(app).db })
+  const timeout = String(app.config.exports.statementTimeoutMs)
+  return tenantTx(
+    app,
+    caller,
+    mode,
+    async (tx) => {
+      const bounded = Promise.resolve(tx.execute(sql`select set_config('statement_timeout', ${timeout}, true)`))
+      // Awaited once the body is done; until then a failure must not count as unhandled.
+      bounded.catch(() => {})
+      try {
+        return await fn(tx)
+      } finally {
+        await bounded
+      }
+    },
+    { on: runtime(app).db },
+  )
 }
 
 /** 400 when the export would hold more than `EXPORT_MAX_ROWS` rows: the caller narrows its range instead. */

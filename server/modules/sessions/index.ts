@@ -1,7 +1,9 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
-import { clearedCookie, endSession, isSession, sessionCookie, signIn, SIGN_IN_FAILURES, type SessionCaller } from '../../access/sessions'
+import { clearedCookie, endSession, isSession, sessionCookie, signIn, type SessionCaller } from '../../access/sessions'
+import { configureHashing } from '../../access/passwords'
+import { ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_WAIT_MS, ADDRESS_FREE_FAILURES, clientAddress, PAIR_FREE_FAILURES } from '../../access/throttle'
 import type { Caller } from '../../access/caller'
 import { forbidden, unauthorized } from '../../lib/errors'
 import { ErrorBody, JSON_BODY } from '../../lib/models'
@@ -29,62 +31,69 @@ const sessionDto = (caller: SessionCaller) => ({
  * Employee sign-in for the counter apps. The cookie then authenticates every company route as that employee;
  * a write made with it needs this service's Origin.
  */
-export const sessionsModule = (app: AppContext) =>
-  new Elysia({ prefix: '/api/sessions' })
-    .use(routePolicy(app))
-    .post(
-      '',
-      async ({ body, request, set }) => {
-        // A sign-in sent by a foreign page would plant that page's session in the browser.
-        const origin = request.headers.get('origin')
-        if (origin !== null && origin !== new URL(app.config.publicBaseUrl).origin) throw forbidden('Sign-in from another origin')
-        const { token, session } = await signIn(app, body)
-        set.status = 201
-        set.headers['set-cookie'] = sessionCookie(token, app.config.publicBaseUrl)
-        set.headers['cache-control'] = 'no-store'
-        return session
-      },
-      {
-        body: SessionModel.create,
-        response: { 201: SessionModel.session, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody },
+export const sessionsModule = (app: AppContext) => {
+  configureHashing(app.config.passwordHashing)
+  return new Elysia({ prefix: '/api/sessions' })
+      .use(routePolicy(app))
+      .post(
+        '',
+        async ({ body, request, server, set }) => {
+          // A sign-in sent by a foreign page would plant that page's session in the browser.
+          const origin = request.headers.get('origin')
+          if (origin !== null && origin !== new URL(app.config.publicBaseUrl).origin) throw forbidden('Sign-in from another origin')
+          const { token, session } = await signIn(app, body, clientAddress(request, server, app.config.trustProxy))
+          set.status = 201
+          set.headers['set-cookie'] = sessionCookie(token, app.config.publicBaseUrl)
+          set.headers['cache-control'] = 'no-store'
+          return session
+        },
+        {
+          body: SessionModel.create,
+          response: { 201: SessionModel.session, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 415: ErrorBody, 429: ErrorBody, 503: ErrorBody },
+          detail: {
+            tags: [TAG],
+            summary: 'Sign in',
+            security: [],
+            [JSON_BODY]: SessionModel.create,
+            description: [
+              'Opens a 12-hour session for an employee with a password and sets the cookie `fos_session` (HttpOnly, SameSite=Strict, Path=/,',
+              'Secure when `PUBLIC_BASE_URL` is https). A wrong e-mail or password is one answer: 401 `UNAUTHORIZED`.',
+              'Failed attempts slow further ones down, on every process, within 15 minutes: after',
+              `${PAIR_FREE_FAILURES} failures for one company and e-mail from one client address, or ${ADDRESS_FREE_FAILURES} from one address over all`,
+              'e-mails, each further attempt from there must wait 1 s, 2 s, 4 s… (up to 15 min) after the last failure; after',
+              `${ACCOUNT_FREE_FAILURES} failures for one company and e-mail from anywhere, an address that failed there itself waits at most`,
+              `${ACCOUNT_MAX_WAIT_MS / 1000} s. Earlier than that: 429 \`RATE_LIMITED\` with \`Retry-After\`, whatever the password. Attempts from other`,
+              'addresses never delay one that has not failed, and attempts naming another company never count for this one.',
+              'When the server is checking as many passwords as it may at once and this one cannot start within a moment: 503',
+              '`SERVICE_UNAVAILABLE` with `Retry-After`. An `Origin` other than this service’s → 403 `FORBIDDEN`.',
+            ].join(' '),
+          },
+        },
+      )
+      .get('/current', ({ caller }) => sessionDto(signedIn(caller)), {
+        policy: { tx: 'none' },
+        response: { 200: SessionModel.session },
         detail: {
           tags: [TAG],
-          summary: 'Sign in',
-          security: [],
-          [JSON_BODY]: SessionModel.create,
-          description: [
-            'Opens a 12-hour session for an employee with a password and sets the cookie `fos_session` (HttpOnly, SameSite=Strict, Path=/,',
-            'Secure when `PUBLIC_BASE_URL` is https). A wrong e-mail or password is one answer: 401 `UNAUTHORIZED`. Every attempt counts',
-            `against its e-mail until it succeeds: more than ${SIGN_IN_FAILURES} failures for one e-mail within 15 minutes, on any process,`,
-            'answer 429 `RATE_LIMITED` with `Retry-After` (seconds until the oldest failure leaves the window), whatever the password.',
-            'An `Origin` other than this service’s → 403 `FORBIDDEN`.',
-          ].join(' '),
+          summary: 'The signed-in employee',
+          description: 'With the session cookie: the employee and when the session ends. Without one (or with only an API key) → 401 `UNAUTHORIZED`.',
         },
-      },
-    )
-    .get('/current', ({ caller }) => sessionDto(signedIn(caller)), {
-      policy: { tx: 'none' },
-      response: { 200: SessionModel.session },
-      detail: {
-        tags: [TAG],
-        summary: 'The signed-in employee',
-        description: 'With the session cookie: the employee and when the session ends. Without one (or with only an API key) → 401 `UNAUTHORIZED`.',
-      },
-    })
-    .delete(
-      '/current',
-      ({ run, set }) => run(async (tx, caller) => {
-        await endSession(tx, signedIn(caller).session.id, app.clock())
-        set.headers['set-cookie'] = clearedCookie(app.config.publicBaseUrl)
-      }),
-      {
-        policy: { tx: 'write', status: 204 },
-        // 403: a sign-out sent with the cookie from another origin.
-        response: { 204: t.Void({ description: 'Signed out' }), 403: ErrorBody },
-        detail: {
-          tags: [TAG],
-          summary: 'Sign out',
-          description: 'Ends the session on every server process (the next request with the cookie is 401) and clears the cookie. Needs the `Origin` of this service.',
+      })
+      .delete(
+        '/current',
+        ({ run, set }) => run(async (tx, caller) => {
+          await endSession(tx, signedIn(caller).session.id, app.clock())
+          set.headers['set-cookie'] = clearedCookie(app.config.publicBaseUrl)
+        }),
+        {
+          policy: { tx: 'write', status: 204 },
+          // 403: a sign-out sent with the cookie from another origin.
+          response: { 204: t.Void({ description: 'Signed out' }), 403: ErrorBody },
+          detail: {
+            tags: [TAG],
+            summary: 'Sign out',
+            description: 'Ends the session on every server process (the next request with the cookie is 401) and clears the cookie. Needs the `Origin` of this service.',
+          },
         },
-      },
-    )
+      )
+}

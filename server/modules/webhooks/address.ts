@@ -1,56 +1,50 @@
 import { lookup } from 'node:dns/promises'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
 
 /**
- * Where a webhook may not go unless WEBHOOK_ALLOW_PRIVATE: loopback, private, link-local (which holds the
- * 169.254.169.254 cloud metadata service), CGNAT, and the other special-purpose ranges no public service uses.
+ * Where a webhook may go unless WEBHOOK_ALLOW_PRIVATE: only addresses ipaddr.js calls `unicast`, i.e. none of the
+ * special-purpose ranges it keeps (loopback, private, link-local with the 169.254.169.254 cloud metadata service,
+ * CGNAT, unique-local, multicast, documentation, benchmarking, reserved…).
+ *
+ * An IPv6 address that carries an IPv4 address is judged by the IPv4 address as well, since the packet may well
+ * end up there: IPv4-mapped (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), the deprecated
+ * IPv4-compatible form (`::a.b.c.d`, which ipaddr.js reports as plain unicast), NAT64 (`64:ff9b::a.b.c.d`), 6to4
+ * (`2002:AABB:CCDD::`) and Teredo (server and client addresses). The local-use NAT64 prefix (`64:ff9b:1::/48`)
+ * places the IPv4 address where its operator's prefix length says, so it is refused whole.
  */
-const blocked = new BlockList()
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  blocked.addSubnet(net, bits, 'ipv4')
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  blocked.addSubnet(net, bits, 'ipv6')
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96')
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96')
 
-/** IPv4-mapped and IPv4-compatible IPv6 addresses are judged by the IPv4 address they carry. */
-function embeddedV4(address: string): string | null {
-  const m = /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (m) return m[1]
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
-  if (!hex) return null
-  const [hi, lo] = [parseInt(hex[1], 16), parseInt(hex[2], 16)]
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
+const fromParts = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255])
+
+/** The IPv4 addresses an IPv6 address carries; null when it is a form whose IPv4 part cannot be told. */
+function carried(address: ipaddr.IPv6): ipaddr.IPv4[] | null {
+  const p = address.parts
+  switch (address.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return [fromParts(p[6], p[7])]
+    case 'rfc6052':
+      return address.match(NAT64_WELL_KNOWN) ? [fromParts(p[6], p[7])] : null
+    case '6to4':
+      return [fromParts(p[1], p[2])]
+    case 'teredo':
+      return [fromParts(p[2], p[3]), fromParts(p[6] ^ 0xffff, p[7] ^ 0xffff)]
+  }
+  // `::` and `::1` are ranges of their own; the rest of ::/96 is IPv4-compatible.
+  if (address.range() === 'unicast' && address.match(IPV4_COMPATIBLE)) return [fromParts(p[6], p[7])]
+  return []
 }
 
 export function isBlockedAddress(address: string): boolean {
-  const family = isIP(address)
-  if (family === 4) return blocked.check(address, 'ipv4')
-  if (family !== 6) return true
-  const v4 = embeddedV4(address)
-  return v4 ? blocked.check(v4, 'ipv4') : blocked.check(address, 'ipv6')
+  if (!isIP(address)) return true
+  const parsed = ipaddr.parse(address)
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast'
+  const inner = carried(parsed as ipaddr.IPv6)
+  if (inner === null) return true
+  if (inner.length > 0) return inner.some((v4) => v4.range() !== 'unicast')
+  return parsed.range() !== 'unicast'
 }
 
 export interface UrlRules {
