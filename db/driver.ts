@@ -46,7 +46,7 @@ export interface TransactionConfig {
 /** A transaction on `db`: through postgres.js `begin` on Postgres, Drizzle's own on PGlite. */
 export function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>, config: TransactionConfig = {}): Promise<T> {
   const client = handles.get(db) as Sql | undefined
-  if (!client) return db.transaction(fn, config)
+  if (!client) return db.transaction(fn, config.isolationLevel || config.accessMode ? config : undefined)
   const mode = [config.isolationLevel && `isolation level ${config.isolationLevel}`, config.accessMode].filter(Boolean).join(' ')
   return client.begin(mode, (handle) => {
     // Drizzle's declarations type a session's client as a pool even for the transactions it makes itself.

@@ -3,6 +3,7 @@ import { drizzle } from 'drizzle-orm/postgres-js'
 import { sql } from 'drizzle-orm'
 import * as schema from '../../../db/schema'
 import { connect, type Db, type Tx } from '../../../db/client'
+import { registerPool } from '../../../db/driver'
 import type { Caller } from '../../access/caller'
 import type { AppContext } from '../../context'
 import { ApiError } from '../../lib/errors'
@@ -35,7 +36,9 @@ function runtime(app: AppContext): ExportRuntime {
       onnotice: () => {},
       ...(app.config.databasePoolMode === 'transaction' && { prepare: false }),
     })
-    r = { db: drizzle(client, { schema }) as unknown as Db, perCompany, close: () => client.end({ timeout: 5 }) }
+    const db = drizzle(client, { schema }) as unknown as Db
+    registerPool(db, client)
+    r = { db, perCompany, close: () => client.end({ timeout: 5 }) }
   } else {
     // The embedded database has one connection for everything; there is no second pool to keep exports on.
     r = { db: app.db, perCompany, close: async () => {} }
