@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import type { ExtractTablesWithRelations } from 'drizzle-orm'
 import { inlineParameters } from './literals'
+import { parseExactJson } from './json'
 
 /**
  * Without the relational query API (`db.query.…`), which nothing uses: given the schema, drizzle builds a query
@@ -101,6 +102,14 @@ export function inlining<T extends object>(client: T): T {
   }
   return client
 }
+
+/**
+ * json and jsonb columns read without a binary float on the way (db/json.ts): the drivers' own parse is
+ * `JSON.parse`, which would round money of more than 15 or so significant digits. Writing is left to the drivers.
+ */
+const JSON_OIDS = [114, 3802]
+const exactJsonTypes = { exactJson: { to: 3802, from: JSON_OIDS, serialize: (x: unknown) => JSON.stringify(x), parse: parseExactJson } }
+const exactJsonParsers = Object.fromEntries(JSON_OIDS.map((oid) => [oid, parseExactJson]))
 
 export interface DatabaseOptions {
   url?: string
@@ -241,7 +250,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
     await admin.end()
   }
 
-  const base = connect(postgres, url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
+  const base = connect(postgres, url, { max: poolMax, onnotice: () => {}, types: exactJsonTypes, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
   const client = pooled ? unpipelined(inlining(base), poolMax) : preparing(base)
   // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
   let listener: ReturnType<Postgres> | null = pooled ? null : client
@@ -269,7 +278,7 @@ async function openPglite(dataDir?: string): Promise<Database> {
   const { migrate } = await import('drizzle-orm/pglite/migrator')
 
   if (dataDir) mkdirSync(dataDir, { recursive: true })
-  const client = dataDir ? new PGlite(dataDir) : new PGlite()
+  const client = new PGlite({ dataDir, parsers: exactJsonParsers })
   await client.waitReady
   const db = drizzle(client) as unknown as Db
   await migrate(drizzle(client), { migrationsFolder: MIGRATIONS })

@@ -7,6 +7,7 @@ import { ApiError, forbidden } from '../lib/errors'
 import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
 import { claimKey, keepAnswer, openTenantTx, requestFingerprint, type Credential, type OpenTx, type TxMode } from '../lib/write'
 import { sha256 } from '../lib/secrets'
+import { jsonText, wantsMoneyStrings } from '../lib/money'
 import { apiErrorResponse } from '../plugins/errors'
 import { requestId } from '../plugins/request-log'
 import { authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
@@ -285,7 +286,10 @@ export const routePolicy = (app: AppContext) =>
           if (prior) {
             state.replayed = true
             await close(request, false)
-            return answer(prior.status as 200, prior.body as never)
+            // An early answer skips the response hooks, so money is written as asked here (server/lib/money.ts).
+            if (!wantsMoneyStrings(request.headers.get('accept'))) return answer(prior.status as 200, prior.body as never)
+            const text = jsonText(prior.body, true)
+            return answer(prior.status as 200, new Response(text, { status: prior.status, headers: { 'content-type': 'application/json; charset=utf-8' } }) as never)
           }
           state.key = key
         }

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
-import { MONEY_LIMIT, MONEY_PATTERN } from './money'
+import { TypeRegistry } from 'elysia/type-system'
+import { isExactMoney, MONEY_LIMIT, MONEY_PATTERN, type ExactMoney } from './money'
 
 export const ErrorBody = t.Object(
   { error: t.String(), code: t.String(), details: t.Optional(t.Any()) },
@@ -39,6 +40,22 @@ export const Money = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusi
   description:
     'Exact decimal: a JSON number or a decimal string, below 10^22 in absolute value (numeric(28,6)); stored with 6 decimal places (half away from zero).',
 })
+
+/**
+ * Money in an answer: what `toJson` makes (server/lib/money.ts), checked as such, so a value that went through a
+ * float fails the route's response check instead of leaving rounded. A custom kind through TypeBox's public
+ * registry; the document sees its plain JSON Schema, a number.
+ */
+const MONEY_KIND = 'ExactMoney'
+if (!TypeRegistry.Has(MONEY_KIND)) TypeRegistry.Set(MONEY_KIND, (_schema, value) => isExactMoney(value))
+export const MONEY_OUT_NOTE =
+  'Exact decimal: a JSON number with every digit of the stored value, trailing zeros trimmed (a decimal string under `Accept: application/json; money=string`)'
+export const MoneyOut = (description?: string) =>
+  t.Unsafe<ExactMoney>({
+    [Symbol.for('TypeBox.Kind')]: MONEY_KIND,
+    type: 'number',
+    description: description ? `${description}. ${MONEY_OUT_NOTE}.` : `${MONEY_OUT_NOTE}.`,
+  })
 
 export const DateTime = t.String({ format: 'date-time', description: 'ISO 8601 UTC' })
 

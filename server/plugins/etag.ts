@@ -1,4 +1,6 @@
 import { Elysia } from 'elysia'
+import { parseExactJson } from '../../db/json'
+import { jsonText, wantsMoneyStrings } from '../lib/money'
 
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i
 
@@ -33,14 +35,32 @@ function jsonValue(value: unknown): value is object {
   return !(Symbol.asyncIterator in value) && !(Symbol.iterator in value && !Array.isArray(value))
 }
 
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
+
+/**
+ * An answer other than a GET's 200 asked for with money as strings: written here instead of by the framework,
+ * which knows only plain JSON. A JSON body already written (a stored list) is read back exactly and rewritten.
+ */
+async function moneyAsStrings(responseValue: unknown, set: { status?: number | string; headers: Record<string, unknown> }) {
+  const status = typeof set.status === 'number' ? set.status : 200
+  if (jsonValue(responseValue)) return new Response(jsonText(responseValue, true), { status, headers: withSet(JSON_HEADERS, set.headers) })
+  if (responseValue instanceof Response && JSON_TYPE.test(responseValue.headers.get('content-type') ?? '') && !responseValue.headers.has('etag')) {
+    const text = await responseValue.text()
+    return new Response(text ? jsonText(parseExactJson(text), true) : text, { status: responseValue.status, headers: withSet(responseValue.headers, set.headers) })
+  }
+}
+
 /**
  * `ETag` on every 200 JSON answer of a GET, and 304 with no body when `If-None-Match` holds it: the answer is
  * serialised once here (instead of by the framework) and its digest compared, so a poller that sends the tag back
  * gets 304 exactly while nothing in the answer changed. Streams, files and downloads pass through untouched.
+ * Money is written as the request asked (`Accept: application/json; money=string`, server/lib/money.ts), here for
+ * every JSON answer, so the tag is that of the bytes this caller gets.
  */
 export const etag = () =>
   new Elysia({ name: 'etag' }).mapResponse({ as: 'global' }, async ({ request, responseValue, set }) => {
-    if (request.method !== 'GET' || (set.status !== undefined && set.status !== 200)) return
+    const strings = wantsMoneyStrings(request.headers.get('accept'))
+    if (request.method !== 'GET' || (set.status !== undefined && set.status !== 200)) return strings ? moneyAsStrings(responseValue, set) : undefined
     let body: string
     let headers: Headers | undefined
     if (responseValue instanceof Response) {
@@ -53,9 +73,10 @@ export const etag = () =>
         return notModified(responseValue.headers, set.headers)
       }
       body = await responseValue.text()
+      if (strings && body) body = jsonText(parseExactJson(body), true)
       headers = responseValue.headers
     } else if (jsonValue(responseValue)) {
-      body = JSON.stringify(responseValue)
+      body = jsonText(responseValue, strings)
     } else return
     const tag = tagOf(body)
     const out = withSet(headers, set.headers)

@@ -3,6 +3,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
 import { ApiError } from '../../lib/errors'
+import type { ExactMoney } from '../../lib/money'
 import { createOnce, tenantTx, write } from '../../lib/write'
 import type { RunInput, RunResult } from '../messaging/model'
 import { FIELD_RULES, runTool, type FieldRule, type ParameterProblem } from '../messaging/run'
@@ -65,7 +66,8 @@ const STATUS_ES: Record<string, string> = {
   mixed: 'con movimientos en distintos estados',
 }
 
-const signed = (n: number) => (n > 0 ? `+${n}` : String(n))
+/** An amount's exact text, signed. */
+const signed = (n: ExactMoney) => (n.rawJSON.startsWith('-') || n.rawJSON === '0' ? n.rawJSON : `+${n.rawJSON}`)
 
 export function summary(tool: ToolRow, result: RunResult): string {
   const op = result.operation

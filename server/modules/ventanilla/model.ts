@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, Money } from '../../lib/models'
+import { DateTime, Money, MoneyOut } from '../../lib/models'
 
 const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initial'), t.Literal('ticket')], {
   description: 'How customer names appear on the public screen: `full_name` as given, `first_last_initial` ("Juan P."), `ticket` (no name).',
@@ -62,7 +62,7 @@ export const VentanillaModel = {
     { additionalProperties: false },
   ),
   rates: t.Object({
-    rates: t.Array(t.Object({ currency: t.String(), buy: t.Number(), sell: t.Number(), mid: t.Number({ description: '(buy + sell) / 2, exact' }) })),
+    rates: t.Array(t.Object({ currency: t.String(), buy: MoneyOut(), sell: MoneyOut(), mid: MoneyOut('(buy + sell) / 2, exact') })),
   }),
   serviceCreate: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), prefix }, { additionalProperties: false }),
   serviceUpdate: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), prefix: t.Optional(prefix) }, { additionalProperties: false }),
@@ -158,7 +158,7 @@ export const VentanillaModel = {
     {
       companyName: t.String(),
       date: t.String({ description: 'Today in `timezone`, YYYY-MM-DD' }),
-      rates: t.Array(t.Object({ currency: t.String(), buy: t.Number(), sell: t.Number(), mid: t.Number() })),
+      rates: t.Array(t.Object({ currency: t.String(), buy: MoneyOut(), sell: MoneyOut(), mid: MoneyOut() })),
       services: t.Array(t.Object({ id: t.Integer(), name: t.String(), prefix: t.String(), waiting: t.Integer() })),
       currentCall: t.Union([call, t.Null()]),
       recentCalls: t.Array(call, { description: 'Up to 6 earlier calls of today, newest first' }),
