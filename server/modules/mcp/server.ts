@@ -99,9 +99,15 @@ const toolError = (tool: ToolRow | null, e: ApiError): CallToolResult => ({
 const MAX_ID = 2147483647
 const optionalId = (v: unknown) => v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_ID)
 
-/** `requested_by` from the call's metadata or arguments, checked like the REST body; null when absent. */
+/**
+ * `requested_by` from the call's metadata or arguments, checked like the REST body, and required as there: a run
+ * always says who asked (contract §5 and §10), whichever door it came through.
+ */
 function requester(raw: unknown): RunInput['requested_by'] | ApiError {
-  if (raw === undefined || raw === null) return null
+  if (raw === undefined || raw === null)
+    return new ApiError(400, 'VALIDATION_ERROR', 'requested_by is required: send it in _meta.requested_by or as the argument requested_by', [
+      { field: 'requested_by', message: 'required' },
+    ])
   const r = raw as Record<string, unknown>
   const ok =
     typeof raw === 'object' &&
