@@ -11,7 +11,7 @@ export const ErrorBody = t.Object(
  * Digits of 1..2147483647 with no sign, leading zero, exponent, fraction or blank. `t.Numeric` is not enough:
  * it takes anything `Number()` takes ('1e3', ' 12', '0x10'), so the range lives in the pattern itself.
  */
-const ID_PATTERN =
+export const ID_PATTERN =
   '^(?:[1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$'
 
 /** A path id: positive decimal integer up to 2^31−1. Anything else is 400 INVALID_ID (see the errors plugin). */
@@ -55,6 +55,12 @@ export const MoneyOut = (description?: string) =>
     [Symbol.for('TypeBox.Kind')]: MONEY_KIND,
     type: 'number',
     description: description ? `${description}. ${MONEY_OUT_NOTE}.` : `${MONEY_OUT_NOTE}.`,
+  })
+
+/** Money that must not be negative (an exchange rate): the same forms, the bound in the schema itself. */
+export const NonNegativeMoney = (description: string) =>
+  t.Union([t.Number({ minimum: 0, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN.replace('^-?', '^') })], {
+    description: `${description}: a JSON number or a decimal string, not negative, below 10^22; stored with 6 decimal places.`,
   })
 
 export const DateTime = t.String({ format: 'date-time', description: 'ISO 8601 UTC' })

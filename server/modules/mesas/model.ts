@@ -72,6 +72,8 @@ export const MesaModel = {
     deleted_at: t.Nullable(DateTime),
   }, { $id: 'Mesa' }),
   inferQuery: t.Object({ operation_id: t.Optional(Id) }),
+  /** The GET has no body to carry the operation: the query must name it (missing: 400 VALIDATION_ERROR). */
+  inferGetQuery: t.Object({ operation_id: Id }),
   inferBody: t.Optional(t.Object({ operation_id: t.Optional(OperationId) }, { additionalProperties: false })),
   inference: t.Object({
     operationId: t.Integer(),

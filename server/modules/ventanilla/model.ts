@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, Money, MoneyOut } from '../../lib/models'
+import { DateTime, MoneyOut, NonNegativeMoney } from '../../lib/models'
 
 const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initial'), t.Literal('ticket')], {
   description: 'How customer names appear on the public screen: `full_name` as given, `first_last_initial` ("Juan P."), `ticket` (no name).',
@@ -51,8 +51,8 @@ export const VentanillaModel = {
         t.Object(
           {
             currency: t.String({ pattern: '^[A-Za-z0-9]{1,10}$', description: 'Currency code; stored upper case' }),
-            buy: Money,
-            sell: Money,
+            buy: NonNegativeMoney('Buying rate'),
+            sell: NonNegativeMoney('Selling rate'),
           },
           { additionalProperties: false },
         ),
