@@ -8,6 +8,8 @@ import { bodyLimit } from './plugins/body-limit'
 import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
 import { etag } from './plugins/etag'
+import { cors } from './plugins/cors'
+import { methodNotAllowed } from './plugins/methods'
 import { rememberedCallers } from './access/policy'
 import { errors as errorAnswers } from './lib/models'
 import { superadmin } from './modules/superadmin'
@@ -29,11 +31,15 @@ import { webhooksModule } from './modules/webhooks'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
-  return new Elysia()
+  // The routes, for the 405 answer: read once the app is built.
+  let routes: () => { method: string; path: string }[] = () => []
+  const built = new Elysia()
     .use(requestLog((entry) => app.log(entry)))
+    .use(cors(app.config.corsOrigins))
     .use(addressLimit(app.config.maxRequestsPerAddress))
     .use(bodyLimit({ maxBytes: app.config.maxJsonBytes, maxDepth: app.config.maxJsonDepth, timeoutMs: app.config.bodyTimeoutMs }))
     .use(rememberedCallers(app))
+    .use(methodNotAllowed(() => routes()))
     .use(errors((entry) => app.log(entry)))
     .use(
       rateLimit(app.config.rateLimit, {
@@ -67,6 +73,8 @@ export function createApp(app: AppContext) {
     .use(exportsModule(app))
     .use(ventanillaModule(app))
     .use(webhooksModule(app))
+  routes = () => built.routes
+  return built
 }
 
 export type App = ReturnType<typeof createApp>

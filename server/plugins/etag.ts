@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { parseExactJson } from '../../db/json'
 import { jsonText, wantsMoneyStrings } from '../lib/money'
+import { appendVary } from './cors'
 
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i
 
@@ -35,6 +36,15 @@ function jsonValue(value: unknown): value is object {
   return !(Symbol.asyncIterator in value) && !(Symbol.iterator in value && !Array.isArray(value))
 }
 
+/** Request headers that carry a credential: an answer to one of them is personal. */
+const CREDENTIALS = ['x-api-key', 'authorization', 'cookie']
+
+/** A HEAD answer: the GET's status and headers, no body. */
+async function bodiless(response: Response) {
+  await response.body?.cancel()
+  return new Response(null, { status: response.status, headers: response.headers })
+}
+
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
 
 /**
@@ -51,7 +61,7 @@ async function moneyAsStrings(responseValue: unknown, set: { status?: number | s
 }
 
 /**
- * `ETag` on every 200 JSON answer of a GET, and 304 with no body when `If-None-Match` holds it: the answer is
+ * `ETag` on every 200 JSON answer of a GET or HEAD, and 304 with no body when `If-None-Match` holds it: the answer is
  * serialised once here (instead of by the framework) and its digest compared, so a poller that sends the tag back
  * gets 304 exactly while nothing in the answer changed. Streams, files and downloads pass through untouched.
  * Money is written as the request asked (`Accept: application/json; money=string`, server/lib/money.ts), here for
@@ -60,7 +70,8 @@ async function moneyAsStrings(responseValue: unknown, set: { status?: number | s
 export const etag = () =>
   new Elysia({ name: 'etag' }).mapResponse({ as: 'global' }, async ({ request, responseValue, set }) => {
     const strings = wantsMoneyStrings(request.headers.get('accept'))
-    if (request.method !== 'GET' || (set.status !== undefined && set.status !== 200)) return strings ? moneyAsStrings(responseValue, set) : undefined
+    const head = request.method === 'HEAD'
+    if ((request.method !== 'GET' && !head) || (set.status !== undefined && set.status !== 200)) return strings ? moneyAsStrings(responseValue, set) : undefined
     let body: string
     let headers: Headers | undefined
     if (responseValue instanceof Response) {
@@ -68,7 +79,7 @@ export const etag = () =>
       const own = responseValue.headers.get('etag')
       if (own) {
         // Tagged by its route (a large answer streamed as the database writes it): compared, never read here.
-        if (!matches(request.headers.get('if-none-match'), own)) return
+        if (!matches(request.headers.get('if-none-match'), own)) return head ? bodiless(responseValue) : undefined
         await responseValue.body?.cancel()
         return notModified(responseValue.headers, set.headers)
       }
@@ -81,7 +92,11 @@ export const etag = () =>
     const tag = tagOf(body)
     const out = withSet(headers, set.headers)
     out.set('etag', tag)
+    // An answer for one credential is nobody else's: only the caller's own cache keeps it, and asks before reuse.
+    const personal = CREDENTIALS.some((name) => request.headers.has(name))
+    if (personal) out.set('cache-control', 'private, no-cache')
+    out.set('vary', appendVary(out.get('vary'), 'Accept', ...(personal ? ['X-Api-Key', 'Authorization', 'Cookie'] : [])))
     if (matches(request.headers.get('if-none-match'), tag)) return notModified(out, {})
     if (!out.has('content-type')) out.set('content-type', 'application/json; charset=utf-8')
-    return new Response(body, { status: 200, headers: out })
+    return new Response(head ? null : body, { status: 200, headers: out })
   })
