@@ -32,7 +32,7 @@ function notModified(headers: HeadersInit, set: Record<string, unknown>) {
 /** What the framework would send as JSON: a plain object or array, not a stream, a file or a generator. */
 function jsonValue(value: unknown): value is object {
   if (value === null || typeof value !== 'object') return false
-  if (value instanceof Blob || value instanceof ReadableStream || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return false
+  if (value instanceof Response || value instanceof Blob || value instanceof ReadableStream || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return false
   return !(Symbol.asyncIterator in value) && !(Symbol.iterator in value && !Array.isArray(value))
 }
 

@@ -315,4 +315,36 @@ describe('MCP server', () => {
     expect(meta.isError).toBeFalsy()
     await client.close()
   })
+  test('money in MCP results keeps every digit, and comes as strings under money=string', async () => {
+    const w = await world()
+    const call = (accept: string, id: number) =>
+      fetch(`${base}/api/mcp`, {
+        method: 'POST',
+        headers: { 'x-api-key': w.c.key, 'content-type': 'application/json', accept },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'subida-de-saldo', arguments: { currency: 'USD', amount: '1234567890123.123457' }, _meta: { requested_by: requestedBy } },
+        }),
+      })
+    const exact = await call('application/json, text/event-stream', 1)
+    expect(exact.status).toBe(200)
+    const text = await exact.text()
+    expect(text).toContain('"amount":1234567890123.123457')
+    expect(text).toContain('USD +1234567890123.123457')
+    const strings = await (await call('application/json; money=string', 2)).text()
+    expect(strings).toContain('"amount":"1234567890123.123457"')
+
+    // A tool's fixed money comes back as stored, every digit.
+    const types = (await t.request('GET', '/api/operation-types', { key: w.c.key })).body.data as { id: number; kind: string }[]
+    const operationTypeId = types.find((x) => x.kind === 'other')!.id
+    const tool = await t.request('POST', '/api/messaging/tools', {
+      key: w.c.key,
+      body: { name: 'Ajuste fino', fixed_config: { toolKind: 'other', operationTypeId, transactions: [{ accountId: w.juan.acc.USD, amount: '98765432109876543.123456' }] } },
+    })
+    expect(tool.status).toBe(201)
+    const got = await t.app.handle(new Request(`http://fos.test/api/messaging/tools/${tool.body.id}`, { headers: { 'x-api-key': w.c.key } }))
+    expect(await got.text()).toContain('"amount":98765432109876543.123456')
+  })
 })
