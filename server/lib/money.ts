@@ -38,9 +38,6 @@ export function toJson(value: string | Dec | null | undefined): ExactMoney {
   return rawJSON(trimDecimal(typeof value === 'string' ? value : value.toFixed()))
 }
 
-/** `toJson` of a value that may be absent. */
-export const toJsonOrNull = (value: string | Dec | null | undefined): ExactMoney | null => (value == null ? null : toJson(value))
-
 /**
  * Whether the request asked for money as decimal strings: `Accept: application/json; money=string` (the parameter on
  * a JSON media range, or on a wildcard one), for clients whose JSON parser would round a long number.
