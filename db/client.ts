@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import type { Sql } from 'postgres'
 import { registerPool, type Db, type Executor } from './driver'
+import { parseExactJson } from './json'
 
 export type { Db, Executor, Tx } from './driver'
 
@@ -32,6 +33,14 @@ function routines(): string[] {
 export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }
+
+/**
+ * json and jsonb columns read without a binary float on the way (db/json.ts): the drivers' own parse is
+ * `JSON.parse`, which would round money of more than 15 or so significant digits. Writing is left to the drivers.
+ */
+const JSON_OIDS = [114, 3802]
+const exactJsonTypes = { exactJson: { to: 3802, from: JSON_OIDS, serialize: (x: unknown) => JSON.stringify(x), parse: parseExactJson } }
+const exactJsonParsers = Object.fromEntries(JSON_OIDS.map((oid) => [oid, parseExactJson]))
 
 export interface DatabaseOptions {
   url?: string
@@ -226,7 +235,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
     await admin.end()
   }
 
-  const base = connect(postgres, url, { max: poolMax, onnotice: () => {}, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
+  const base = connect(postgres, url, { max: poolMax, onnotice: () => {}, types: exactJsonTypes, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
   const client = pooled ? unpipelined(base, poolMax) : base
   // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
   let listener: ReturnType<Postgres> | null = pooled ? null : base
@@ -258,7 +267,7 @@ async function openPglite(dataDir?: string): Promise<Database> {
   const release = dataDir ? claimDirectory(dataDir) : () => {}
   let client: InstanceType<typeof PGlite>
   try {
-    client = dataDir ? new PGlite(dataDir) : new PGlite()
+    client = new PGlite({ dataDir, parsers: exactJsonParsers })
     await client.waitReady
     await migrate(drizzle(client), { migrationsFolder: MIGRATIONS })
     for (const text of routines()) await client.exec(text)

@@ -8,6 +8,8 @@ import { bodyLimit, multipartBound } from './plugins/body-limit'
 import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
 import { etag } from './plugins/etag'
+import { cors } from './plugins/cors'
+import { methodNotAllowed } from './plugins/methods'
 import { freshRefusals } from './access/policy'
 import { errors as errorAnswers } from './lib/models'
 import { superadmin } from './modules/superadmin'
@@ -30,8 +32,11 @@ import { setupModule } from './modules/setup'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
-  return new Elysia()
+  // The routes, for the 405 answer: read once the app is built.
+  let routes: () => { method: string; path: string }[] = () => []
+  const built = new Elysia()
     .use(requestLog((entry) => app.log(entry)))
+    .use(cors(app.config.corsOrigins))
     .use(addressLimit(app.config.maxRequestsPerAddress))
     .use(
       bodyLimit({
@@ -77,6 +82,8 @@ export function createApp(app: AppContext) {
     .use(exportsModule(app))
     .use(ventanillaModule(app))
     .use(webhooksModule(app))
+  routes = () => built.routes
+  return built
 }
 
 export type App = ReturnType<typeof createApp>

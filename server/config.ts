@@ -56,6 +56,8 @@ export interface Config {
   rateLimit: { perKey: number; perIp: number }
   /** Behind a balancer that appends the client address to X-Forwarded-For, limit per that address. */
   trustProxy: boolean
+  /** Browser origins allowed to call the API across origins (CORS_ORIGINS, a comma list); none by default. */
+  corsOrigins: string[]
   webhooks: WebhookConfig
 }
 
@@ -117,6 +119,22 @@ function url(env: Record<string, string | undefined>, name: string, protocols: s
   }
   if (!protocols.includes(parsed.protocol)) throw new ConfigError(`${name} must start with ${protocols.join(' or ')}`)
   return raw
+}
+
+/** A comma list of origins (`https://app.example.com`): scheme, host and port only, as browsers send `Origin`. */
+function origins(env: Record<string, string | undefined>, name: string): string[] {
+  const list = (env[name] ?? '').split(',').map((o) => o.trim()).filter(Boolean)
+  return list.map((raw) => {
+    let parsed: URL
+    try {
+      parsed = new URL(raw)
+    } catch {
+      throw new ConfigError(`${name} must be a comma list of origins, got "${raw}"`)
+    }
+    if (!['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== raw.replace(/\/$/, ''))
+      throw new ConfigError(`${name}: "${raw}" is not an origin (scheme://host[:port], nothing after it)`)
+    return parsed.origin
+  })
 }
 
 /** A PKCS#8 PEM Ed25519 private key; `\n` escapes are accepted for environments that keep one line per variable. */
@@ -211,6 +229,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perIp: integer(env, 'RATE_LIMIT_IP_PER_MINUTE', 600, 0, 1_000_000),
     },
     trustProxy: bool('TRUST_PROXY'),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
     webhooks: {
       allowHttp: bool('WEBHOOK_ALLOW_HTTP'),
       allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE'),

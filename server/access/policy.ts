@@ -7,6 +7,7 @@ import { ApiError, forbidden } from '../lib/errors'
 import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
 import { claimKey, CredentialChanged, keepAnswer, requestFingerprint, tenantTx, type TxMode } from '../lib/write'
 import { sha256 } from '../lib/secrets'
+import { jsonText, wantsMoneyStrings } from '../lib/money'
 import { apiErrorResponse } from '../plugins/errors'
 import { actsAsCompany, authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
 import { noteKeyUse } from './key-uses'
@@ -204,7 +205,9 @@ async function runWork<T>(
     } catch (e) {
       if (e instanceof Replay) {
         confirm(request)
-        return answer(e.status as 200, e.body as never) as never
+        // Money as the caller asks for it (server/lib/money.ts): the stored answer is plain JSON.
+        if (!wantsMoneyStrings(request.headers.get('accept'))) return answer(e.status as 200, e.body as never) as never
+        return new Response(jsonText(e.body, true), { status: e.status, headers: { 'content-type': 'application/json; charset=utf-8' } }) as never
       }
       if (!(e instanceof CredentialChanged) || !remembered) {
         // The transaction answered, so its first statement confirmed the caller: the failure stands as it is.

@@ -19,8 +19,24 @@ export interface BlobStore {
   put(key: string, body: Blob, meta: { fileName: string; contentType: string }): Promise<void>
   /** Succeeds when the object is already gone, so a retried delete is harmless. */
   delete(key: string): Promise<void>
-  /** A link that downloads the object without an API key until `expiresInSeconds` from now (by the app clock). */
+  /**
+   * A link that downloads the object without an API key for `expiresInSeconds` from now (by the app clock), and at
+   * most LINK_WINDOW_SECONDS more: see `linkTime`.
+   */
   signedUrl(key: string, opts: SignedLinkOptions): Promise<string>
+}
+
+/** Links are signed as of the start of a window this long. */
+export const LINK_WINDOW_SECONDS = 60
+
+/**
+ * The instant a link is signed at and how long it lives: the start of the current window, and the lifetime asked
+ * plus the window. Every link to one object made within a window is then the same text, so a list of links (and its
+ * ETag) changes with the records and once a window, not every second, and a link still lasts at least what was asked.
+ */
+export function linkTime(now: Date, expiresInSeconds: number) {
+  const at = Math.floor(now.getTime() / 1000 / LINK_WINDOW_SECONDS) * LINK_WINDOW_SECONDS
+  return { at, lifetime: expiresInSeconds + LINK_WINDOW_SECONDS }
 }
 
 export type Clock = () => Date
@@ -100,9 +116,10 @@ export function diskStore(config: Config, clock: Clock = () => new Date()): Disk
     },
     async signedUrl(key, opts) {
       checkKey(key)
+      const { at, lifetime } = linkTime(clock(), opts.expiresInSeconds)
       const claims: DiskLinkClaims = {
         key,
-        expires: Math.floor(clock().getTime() / 1000) + opts.expiresInSeconds,
+        expires: at + lifetime,
         fileName: opts.fileName,
         contentType: opts.contentType,
       }
@@ -169,7 +186,8 @@ export function s3Store(config: Config, clock: Clock = () => new Date()): BlobSt
       // The disposition is stored with the object rather than put on the link: RFC 6266 `filename*` needs `'` and `*`,
       // which some S3-compatible servers canonicalise differently from SigV4 and then reject the signature.
       const command = new GetObjectCommand({ Bucket: s3.bucket, Key: key, ResponseContentType: opts.contentType })
-      return getSignedUrl(client, command, { expiresIn: opts.expiresInSeconds, signingDate: clock() })
+      const { at, lifetime } = linkTime(clock(), opts.expiresInSeconds)
+      return getSignedUrl(client, command, { expiresIn: lifetime, signingDate: new Date(at * 1000) })
     },
   }
 }

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
-import { MONEY_LIMIT, MONEY_PATTERN } from './money'
+import { TypeRegistry } from 'elysia/type-system'
+import { isExactMoney, MONEY_LIMIT, MONEY_PATTERN, type ExactMoney } from './money'
 
 export const ErrorBody = t.Object(
   { error: t.String(), code: t.String(), details: t.Optional(t.Any()) },
@@ -10,7 +11,7 @@ export const ErrorBody = t.Object(
  * Digits of 1..2147483647 with no sign, leading zero, exponent, fraction or blank. `t.Numeric` is not enough:
  * it takes anything `Number()` takes ('1e3', ' 12', '0x10'), so the range lives in the pattern itself.
  */
-const ID_PATTERN =
+export const ID_PATTERN =
   '^(?:[1-9][0-9]{0,8}|1[0-9]{9}|20[0-9]{8}|21[0-3][0-9]{7}|214[0-6][0-9]{6}|2147[0-3][0-9]{5}|21474[0-7][0-9]{4}|214748[0-2][0-9]{3}|2147483[0-5][0-9]{2}|21474836[0-3][0-9]|214748364[0-7])$'
 
 /** A path id: positive decimal integer up to 2^31−1. Anything else is 400 INVALID_ID (see the errors plugin). */
@@ -39,6 +40,28 @@ export const Money = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusi
   description:
     'Exact decimal: a JSON number or a decimal string, below 10^22 in absolute value (numeric(28,6)); stored with 6 decimal places (half away from zero).',
 })
+
+/**
+ * Money in an answer: what `toJson` makes (server/lib/money.ts), checked as such, so a value that went through a
+ * float fails the route's response check instead of leaving rounded. A custom kind through TypeBox's public
+ * registry; the document sees its plain JSON Schema, a number.
+ */
+const MONEY_KIND = 'ExactMoney'
+if (!TypeRegistry.Has(MONEY_KIND)) TypeRegistry.Set(MONEY_KIND, (_schema, value) => isExactMoney(value))
+export const MONEY_OUT_NOTE =
+  'Exact decimal: a JSON number with every digit of the stored value, trailing zeros trimmed (a decimal string under `Accept: application/json; money=string`)'
+export const MoneyOut = (description?: string) =>
+  t.Unsafe<ExactMoney>({
+    [Symbol.for('TypeBox.Kind')]: MONEY_KIND,
+    type: 'number',
+    description: description ? `${description}. ${MONEY_OUT_NOTE}.` : `${MONEY_OUT_NOTE}.`,
+  })
+
+/** Money that must not be negative (an exchange rate): the same forms, the bound in the schema itself. */
+export const NonNegativeMoney = (description: string) =>
+  t.Union([t.Number({ minimum: 0, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN.replace('^-?', '^') })], {
+    description: `${description}: a JSON number or a decimal string, not negative, below 10^22; stored with 6 decimal places.`,
+  })
 
 export const DateTime = t.String({ format: 'date-time', description: 'ISO 8601 UTC' })
 

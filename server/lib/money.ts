@@ -1,4 +1,5 @@
 import Decimal from 'decimal.js'
+import { trimDecimal, type RawJson } from '../../db/json'
 
 /** Amounts keep six decimal places; extra places round half away from zero, as Postgres numeric does. */
 export const MONEY_SCALE = 6
@@ -12,30 +13,61 @@ export const MONEY_LIMIT = 1e22
 
 export const MONEY_PATTERN = `^-?(0|[1-9][0-9]{0,${MONEY_INTEGER_DIGITS - 1}})(\\.[0-9]+)?$`
 
-export function dec(value: string | number | Dec): Dec {
-  return new D(typeof value === 'number' ? String(value) : value)
+export function dec(value: string | number | Dec | ExactMoney): Dec {
+  return new D(typeof value === 'number' ? String(value) : isExactMoney(value) ? value.rawJSON : value)
 }
 
 /** Input (JSON number or decimal string) → the exact string stored in a numeric column. */
-export function toMoney(value: string | number | Dec): string {
+export function toMoney(value: string | number | Dec | ExactMoney): string {
   return dec(value).toDecimalPlaces(MONEY_SCALE).toFixed(MONEY_SCALE)
 }
 
-/** A numeric column value (string) → the JSON number the contract promises in responses. */
-export function toJson(value: string | null | undefined): number {
-  return value == null ? 0 : Number(value)
+/**
+ * Money on its way out: a raw JSON number made of the exact decimal text, which `JSON.stringify` writes verbatim
+ * (trailing zeros trimmed), so no binary float ever holds it. Opaque on purpose: arithmetic on it does not compile.
+ * Values read back from json/jsonb carry the same marker (db/json.ts).
+ */
+export type ExactMoney = RawJson & { readonly __money: unique symbol }
+
+const rawJSON = (JSON as unknown as { rawJSON(text: string): ExactMoney }).rawJSON
+export const isExactMoney = (value: unknown): value is ExactMoney => (JSON as unknown as { isRawJSON(v: unknown): boolean }).isRawJSON(value)
+
+/** A numeric column value (string) or an exact result → the JSON number the contract promises in responses. */
+export function toJson(value: string | Dec | null | undefined): ExactMoney {
+  if (value == null) return rawJSON('0')
+  return rawJSON(trimDecimal(typeof value === 'string' ? value : value.toFixed()))
+}
+
+/**
+ * Whether the request asked for money as decimal strings: `Accept: application/json; money=string` (the parameter on
+ * a JSON media range, or on a wildcard one), for clients whose JSON parser would round a long number.
+ */
+export function wantsMoneyStrings(accept: string | null): boolean {
+  if (!accept || !accept.includes('money')) return false
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase())
+    if (!/^(application\/(json|\*)|\*\/\*)$/.test(type)) return false
+    return params.some((p) => /^money\s*=\s*"?string"?$/.test(p))
+  })
+}
+
+/** JSON text of an answer: money as JSON numbers with every digit, or as decimal strings when asked. */
+export function jsonText(value: unknown, moneyStrings: boolean): string {
+  return moneyStrings ? JSON.stringify(value, (_key, v) => (isExactMoney(v) ? v.rawJSON : v)) : JSON.stringify(value)
 }
 
 /**
  * A JSON number or decimal string that fits a numeric(28,6) column once rounded to 6 places: the same bound
  * whichever form it came in (`5e21` and `"5000000000000000000000"` alike, `1e22` and its 23 digits alike refused).
  */
-export const isFiniteDecimal = (value: unknown): value is string | number => storedAmount(value) !== null
+export const isFiniteDecimal = (value: unknown): value is string | number | ExactMoney => storedAmount(value) !== null
 
 const MONEY_RE = new RegExp(MONEY_PATTERN)
 
 /** `isFiniteDecimal` and `toMoney` in one parse: the value as stored, or null when it is not such an amount. */
 export function storedAmount(value: unknown): string | null {
+  // Money read back from jsonb (a tool's fixed_config) is a raw JSON number: its text is the value.
+  if (isExactMoney(value)) value = value.rawJSON
   if (!((typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && MONEY_RE.test(value)))) return null
   const rounded = dec(value).toDecimalPlaces(MONEY_SCALE)
   return rounded.abs().lt(MONEY_LIMIT) ? rounded.toFixed(MONEY_SCALE) : null

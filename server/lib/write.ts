@@ -251,7 +251,7 @@ export async function claimKey(
 export async function keepAnswer(tx: Tx, scope: number, key: string, body: unknown, status?: number) {
   await tx
     .update(idempotencyKeys)
-    .set({ ...(status === undefined ? {} : { status }), response: JSON.parse(JSON.stringify(body ?? null)) })
+    .set({ ...(status === undefined ? {} : { status }), response: body ?? null })
     .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, key)))
     .prepare('idempotency_answer')
     .execute()

@@ -1,4 +1,7 @@
 import { Elysia } from 'elysia'
+import { parseExactJson } from '../../db/json'
+import { jsonText, wantsMoneyStrings } from '../lib/money'
+import { appendVary } from './cors'
 
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i
 
@@ -29,18 +32,46 @@ function notModified(headers: HeadersInit, set: Record<string, unknown>) {
 /** What the framework would send as JSON: a plain object or array, not a stream, a file or a generator. */
 function jsonValue(value: unknown): value is object {
   if (value === null || typeof value !== 'object') return false
-  if (value instanceof Blob || value instanceof ReadableStream || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return false
+  if (value instanceof Response || value instanceof Blob || value instanceof ReadableStream || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return false
   return !(Symbol.asyncIterator in value) && !(Symbol.iterator in value && !Array.isArray(value))
 }
 
+/** Request headers that carry a credential: an answer to one of them is personal. */
+const CREDENTIALS = ['x-api-key', 'authorization', 'cookie']
+
+/** A HEAD answer: the GET's status and headers, no body. */
+async function bodiless(response: Response) {
+  await response.body?.cancel()
+  return new Response(null, { status: response.status, headers: response.headers })
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
+
 /**
- * `ETag` on every 200 JSON answer of a GET, and 304 with no body when `If-None-Match` holds it: the answer is
+ * An answer other than a GET's 200 asked for with money as strings: written here instead of by the framework,
+ * which knows only plain JSON. A JSON body already written (a stored list) is read back exactly and rewritten.
+ */
+async function moneyAsStrings(responseValue: unknown, set: { status?: number | string; headers: Record<string, unknown> }) {
+  const status = typeof set.status === 'number' ? set.status : 200
+  if (jsonValue(responseValue)) return new Response(jsonText(responseValue, true), { status, headers: withSet(JSON_HEADERS, set.headers) })
+  if (responseValue instanceof Response && JSON_TYPE.test(responseValue.headers.get('content-type') ?? '') && !responseValue.headers.has('etag')) {
+    const text = await responseValue.text()
+    return new Response(text ? jsonText(parseExactJson(text), true) : text, { status: responseValue.status, headers: withSet(responseValue.headers, set.headers) })
+  }
+}
+
+/**
+ * `ETag` on every 200 JSON answer of a GET or HEAD, and 304 with no body when `If-None-Match` holds it: the answer is
  * serialised once here (instead of by the framework) and its digest compared, so a poller that sends the tag back
  * gets 304 exactly while nothing in the answer changed. Streams, files and downloads pass through untouched.
+ * Money is written as the request asked (`Accept: application/json; money=string`, server/lib/money.ts), here for
+ * every JSON answer, so the tag is that of the bytes this caller gets.
  */
 export const etag = () =>
   new Elysia({ name: 'etag' }).mapResponse({ as: 'global' }, async ({ request, responseValue, set }) => {
-    if (request.method !== 'GET' || (set.status !== undefined && set.status !== 200)) return
+    const strings = wantsMoneyStrings(request.headers.get('accept'))
+    const head = request.method === 'HEAD'
+    if ((request.method !== 'GET' && !head) || (set.status !== undefined && set.status !== 200)) return strings ? moneyAsStrings(responseValue, set) : undefined
     let body: string
     let headers: Headers | undefined
     if (responseValue instanceof Response) {
@@ -48,19 +79,24 @@ export const etag = () =>
       const own = responseValue.headers.get('etag')
       if (own) {
         // Tagged by its route (a large answer streamed as the database writes it): compared, never read here.
-        if (!matches(request.headers.get('if-none-match'), own)) return
+        if (!matches(request.headers.get('if-none-match'), own)) return head ? bodiless(responseValue) : undefined
         await responseValue.body?.cancel()
         return notModified(responseValue.headers, set.headers)
       }
       body = await responseValue.text()
+      if (strings && body) body = jsonText(parseExactJson(body), true)
       headers = responseValue.headers
     } else if (jsonValue(responseValue)) {
-      body = JSON.stringify(responseValue)
+      body = jsonText(responseValue, strings)
     } else return
     const tag = tagOf(body)
     const out = withSet(headers, set.headers)
     out.set('etag', tag)
+    // An answer for one credential is nobody else's: only the caller's own cache keeps it, and asks before reuse.
+    const personal = CREDENTIALS.some((name) => request.headers.has(name))
+    if (personal) out.set('cache-control', 'private, no-cache')
+    out.set('vary', appendVary(out.get('vary'), 'Accept', ...(personal ? ['X-Api-Key', 'Authorization', 'Cookie'] : [])))
     if (matches(request.headers.get('if-none-match'), tag)) return notModified(out, {})
     if (!out.has('content-type')) out.set('content-type', 'application/json; charset=utf-8')
-    return new Response(body, { status: 200, headers: out })
+    return new Response(head ? null : body, { status: 200, headers: out })
   })

@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
 import { notFound } from '../lib/errors'
-import { JSON_BODY } from '../lib/models'
+import { ID_PATTERN, JSON_BODY } from '../lib/models'
 
 const isCoercedString = (b: unknown) =>
   !!b && typeof b === 'object' && (b as { type?: unknown }).type === 'string' &&
@@ -37,12 +37,26 @@ function tidy(node: unknown): void {
   // The generator renders every union of literals as a string enum, numbers included.
   if (schema.type === 'string' && Array.isArray(schema.enum) && schema.enum.length && schema.enum.every((v) => typeof v === 'number'))
     schema.type = schema.enum.every(Number.isInteger) ? 'integer' : 'number'
+  // A closed set of values is an enum (what generators turn into a union type), not a choice among constants.
+  const consts = schema.anyOf
+  if (Array.isArray(consts) && consts.length > 1 && consts.every(isConstOrNull) && consts.some((b) => 'const' in b)) {
+    const types = [...new Set(consts.map((b) => ('const' in b ? b.type ?? jsonType(b.const) : 'null')))]
+    delete schema.anyOf
+    schema.type = types.length === 1 ? types[0] : types
+    schema.enum = consts.map((b) => ('const' in b ? b.const : null))
+  }
   if (Array.isArray(schema.enum) && Array.isArray(schema.type) && schema.type.includes('null') && !schema.enum.includes(null))
     schema.enum = [...schema.enum, null]
   for (const value of Object.values(schema)) tidy(value)
 }
 
 type Json = Record<string, any>
+
+/** A branch that is one constant (`{ const, type? }`) or the null type, and nothing else. */
+const isConstOrNull = (b: unknown): b is Json =>
+  !!b && typeof b === 'object' &&
+  (('const' in b && Object.keys(b).every((k) => k === 'const' || k === 'type')) || (Object.keys(b).length === 1 && (b as Json).type === 'null'))
+const jsonType = (v: unknown) => (v === null ? 'null' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v)
 
 const COMPONENT_NAME = /^[A-Z][A-Za-z0-9]*$/
 
@@ -79,10 +93,13 @@ const errorResponse = (description: string, headers?: Json) => ({
   content: { 'application/json': { schema: ERROR_REF } },
 })
 const header = (description: string, schema: Json = { type: 'integer', minimum: 0 }) => ({ description, schema })
+const deprecated = (description: string) => ({ ...header(`${description}. Deprecated: kept for one release; read \`RateLimit\` instead`), deprecated: true })
 const RATE_HEADERS = {
-  'RateLimit-Limit': header('Requests allowed per minute to this credential'),
-  'RateLimit-Remaining': header('Requests left in the current window'),
-  'RateLimit-Reset': header('Seconds until the window resets'),
+  'RateLimit-Policy': header('The credential\'s quota, as the IETF RateLimit draft writes it: `"per-credential";q=<burst>;w=60` (refilled over 60 s)', { type: 'string' }),
+  RateLimit: header('What is left of it: `"per-credential";r=<requests left>;t=<seconds until full>` (on a 429, t equals Retry-After)', { type: 'string' }),
+  'RateLimit-Limit': deprecated('Requests allowed per minute to this credential (the q of RateLimit-Policy)'),
+  'RateLimit-Remaining': deprecated('Requests left (the r of RateLimit)'),
+  'RateLimit-Reset': deprecated('Seconds until the budget is full again, or on a 429 until a retry may succeed (the t of RateLimit)'),
 }
 /** A path id as integrators should type it: an integer (it travels as decimal text in the path). */
 const PATH_ID = { type: 'integer', minimum: 1, maximum: 2147483647, description: 'Positive integer id, 1 to 2147483647 (anything else: 400 INVALID_ID)' }
@@ -117,7 +134,7 @@ export function finish(doc: Json, serverUrl: string) {
   hoist(doc)
   doc.openapi = '3.1.0'
   doc.servers = [{ url: serverUrl, description: 'This service' }]
-  for (const item of Object.values<Json>(doc.paths ?? {})) {
+  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const [method, op] of Object.entries<Json>(item)) {
       const carried = op[JSON_BODY]
       delete op[JSON_BODY]
@@ -129,6 +146,9 @@ export function finish(doc: Json, serverUrl: string) {
       const content = op.requestBody?.content as Json | undefined
       if (content?.['application/json']) for (const type of Object.keys(content)) if (type !== 'application/json') delete content[type]
       for (const p of op.parameters ?? []) if (p.in === 'path' && /^(id|[a-z]+Id)$/.test(p.name) && p.schema?.type === 'string' && p.schema.pattern) p.schema = { ...PATH_ID }
+      // An id in a query (`operation_id`) is the same decimal id as in a path: an integer like every other id.
+      for (const p of op.parameters ?? [])
+        if (p.in === 'query' && /(^|_)id$/.test(p.name) && p.schema?.type === 'string' && p.schema.pattern === ID_PATTERN) p.schema = { ...PATH_ID }
       const responses = (op.responses ??= {}) as Json
       // A binary answer names the media types it can carry (`x-media-types` on its schema); the generator calls
       // any string answer text/plain.
@@ -164,7 +184,13 @@ export function finish(doc: Json, serverUrl: string) {
       if (op.requestBody && !responses['415'])
         responses['415'] = errorResponse('A body other than `application/json` (`multipart/form-data` on uploads), or none named: `UNSUPPORTED_MEDIA_TYPE`')
       responses['500'] ??= errorResponse('Unexpected failure: `INTERNAL_ERROR`, logged with the request id; no detail leaves the server')
-      if (responses['429']) responses['429'] = errorResponse('Rate limit reached: `RATE_LIMITED`', { 'Retry-After': header('Seconds to wait before retrying') })
+      // Every route reads the database, and every one waits its turn for it: a full queue or a database that is
+      // away for a moment is 503 with Retry-After, on any of them.
+      responses['503'] = errorResponse('Busy or the database is briefly unreachable: `SERVICE_UNAVAILABLE`; retry after `Retry-After` seconds', {
+        'Retry-After': header('Seconds to wait before retrying'),
+      })
+      // The limits apply to every route, per credential or, without one, per address; only the health probe is exempt.
+      if (path !== '/health') responses['429'] = errorResponse('Rate limit reached: `RATE_LIMITED`', { 'Retry-After': header('Seconds to wait before retrying') })
       if (authenticated)
         for (const [status, r] of Object.entries<Json>(responses)) if (/^2/.test(status)) r.headers = { ...RATE_HEADERS, ...r.headers }
     }
@@ -262,7 +288,10 @@ export const docs = (serverUrl: string) =>
           '',
           'Conventions: errors are `{ error, code, details? }`; path ids are positive integers up to 2^31−1 (else 400 `INVALID_ID`);',
           'a record of another company is 404 `NOT_FOUND`; money is accepted as a JSON number or decimal string, stored exactly with 6 decimals',
-          '(half away from zero) and answered as a JSON number; times are ISO 8601 UTC.',
+          '(half away from zero) and answered as a JSON number carrying every digit of the stored value (`1234567890123.123457`, trailing zeros',
+          'trimmed), never rounded through a float. A request with `Accept: application/json; money=string` gets every money value as a decimal',
+          'string instead (`"1234567890123.123457"`): for clients whose JSON parser reads numbers into doubles (JavaScript\'s `JSON.parse` keeps',
+          'about 15 significant digits; a lossless parser such as lossless-json is the other way). Times are ISO 8601 UTC.',
           'Every creating POST accepts `Idempotency-Key` (same key and body within 24 h replays the first answer; a different body is 409',
           '`IDEMPOTENCY_KEY_REUSED`), except credential issuance, whose secrets are never stored and so cannot be replayed.',
         ].join('\n'),

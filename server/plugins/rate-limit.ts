@@ -10,7 +10,18 @@ export interface RateLimits {
   perIp: number
 }
 
-/** Where the buckets live: one per process (embedded database) or shared by every process on one Postgres. */
+/**
+ * Where the buckets live: one per process (embedded database) or shared by every process on one Postgres.
+ *
+ * Not rate-limiter-flexible's stores, though the project prefers a kept library for generic work: its
+ * RateLimiterPostgres drives node-postgres, Knex, Sequelize, TypeORM or Prisma clients, not the postgres.js client
+ * this service runs on (its RateLimiterDrizzle would fit the client), and every one of its stores, RateLimiterMemory
+ * included, counts fixed windows. A fixed window lets a credential spend one minute's budget at the end of a window
+ * and the next minute's at the start of the following one, twice "bursts to that minute's budget" (contract §13),
+ * and its Drizzle store stamps each window's end with the clock of whichever process opened it, so processes whose
+ * clocks differ disagree on when it ends. A token bucket refilled continuously, in one statement whose time is the
+ * database's, bounds any 60 s to the budget and needs no clock but Postgres's.
+ */
 export interface BucketStore {
   /**
    * Takes up to `want` tokens from the bucket, which refills at `perMinute / 60` a second up to `perMinute`:
@@ -155,10 +166,31 @@ export interface RateLimitOptions {
   clock?: () => number
 }
 
+/** The policy as the RateLimit fields name it (draft-ietf-httpapi-ratelimit-headers-09 and later). */
+export const KEY_POLICY = 'per-credential'
+
+/**
+ * Budget headers of an answer. `RateLimit-Policy` (`"per-credential";q=6000;w=60`: a burst of q, refilled over w
+ * seconds) and `RateLimit` (`"per-credential";r=<left>;t=<seconds>`) as the current IETF draft writes them; the
+ * three fields of its earlier drafts (RateLimit-Limit, -Remaining, -Reset) stay one more release, deprecated. On a
+ * refusal the reset is the wait Retry-After names, so every field agrees on when to come back.
+ */
+export function budgetHeaders(policy: string, v: Verdict): Record<string, string> {
+  const reset = v.ok ? v.reset : v.retryAfter
+  const remaining = v.ok ? v.remaining : 0
+  return {
+    'ratelimit-policy': `"${policy}";q=${v.limit};w=60`,
+    ratelimit: `"${policy}";r=${remaining};t=${reset}`,
+    'ratelimit-limit': String(v.limit),
+    'ratelimit-remaining': String(remaining),
+    'ratelimit-reset': String(reset),
+  }
+}
+
 /**
  * Token buckets per credential (keyed by its public prefix, never the secret) or, without one, per client address:
- * a burst up to the per-minute figure, refilled continuously, counted in `store`. Answers to a credential carry
- * RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset; a refusal is 429 RATE_LIMITED with Retry-After.
+ * a burst up to the per-minute figure, refilled continuously, counted in `store`. Answers to a credential carry the
+ * budget headers (`budgetHeaders`); a refusal is 429 RATE_LIMITED with Retry-After.
  */
 export function rateLimit(limits: RateLimits, opts: RateLimitOptions) {
   const take = limiter(opts.store, opts.clock)
@@ -171,9 +203,7 @@ export function rateLimit(limits: RateLimits, opts: RateLimitOptions) {
     if (credential) {
       if (limits.perKey > 0) {
         v = await take(`k:${bucketId(credential)}`, limits.perKey)
-        set.headers['ratelimit-limit'] = String(v.limit)
-        set.headers['ratelimit-remaining'] = String(v.remaining)
-        set.headers['ratelimit-reset'] = String(v.reset)
+        Object.assign(set.headers, budgetHeaders(KEY_POLICY, v))
       }
     } else if (limits.perIp > 0) {
       const forwarded = opts.trustProxy ? request.headers.get('x-forwarded-for')?.split(',').pop()?.trim() : undefined
@@ -181,7 +211,7 @@ export function rateLimit(limits: RateLimits, opts: RateLimitOptions) {
     }
     if (v && !v.ok) {
       const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(v.retryAfter) }
-      if (credential) Object.assign(headers, { 'ratelimit-limit': String(v.limit), 'ratelimit-remaining': '0', 'ratelimit-reset': String(v.reset) })
+      if (credential) Object.assign(headers, budgetHeaders(KEY_POLICY, v))
       return new Response(JSON.stringify({ error: 'Too many requests; retry later', code: 'RATE_LIMITED' }), { status: 429, headers })
     }
   })

@@ -438,8 +438,10 @@ describe('statements', () => {
 
 describe('statement bytes', () => {
   // The database writes the statement text; this rebuilds the expected bytes from the rows the way the server wrote
-  // them row by row before (decimal.js sums, JSON.stringify, csv.ts quoting), over several batches.
+  // them row by row before (decimal.js sums, JSON.stringify, csv.ts quoting), over several batches. Money is every
+  // digit of the exact value (a raw JSON number, which JSON.stringify writes verbatim), never a double's rounding.
   const D = Decimal.clone({ precision: 40 })
+  const exact = (d: InstanceType<typeof D>) => (JSON as any).rawJSON(d.toFixed())
   /** Equal texts; on a difference, shows where it starts rather than two megabytes. */
   const sameText = (got: string, want: string) => {
     let i = 0
@@ -497,10 +499,10 @@ describe('statement bytes', () => {
         for (const r of rows.filter((r) => !r.before)) {
           running = running.plus(r.amount)
           const completedAt = new Date(Number(r.ms)).toISOString()
-          transactions.push({ id: Number(r.id), operation_id: Number(r.operation_id), completed_at: completedAt, description: r.description, amount: Number(new D(r.amount).toString()), running_balance: Number(running.toString()) })
+          transactions.push({ id: Number(r.id), operation_id: Number(r.operation_id), completed_at: completedAt, description: r.description, amount: exact(new D(r.amount)), running_balance: exact(running) })
           csv.push([String(a.id), csvCell(a.name), csvCell(a.currency_name), String(r.id), String(r.operation_id), completedAt, csvCell(r.description), new D(r.amount).toFixed(), running.toFixed()].join(',') + '\r\n')
         }
-        out.push({ id: Number(a.id), name: a.name, currency_name: a.currency_name, balance: Number(a.balance), opening_balance: Number(opening.toString()), closing_balance: Number(running.toString()), transactions })
+        out.push({ id: Number(a.id), name: a.name, currency_name: a.currency_name, balance: exact(new D(a.balance)), opening_balance: exact(opening), closing_balance: exact(running), transactions })
       }
       const json = JSON.stringify({ client: { id: s.clientId, name: client.name, type: 1 }, timezone: 'America/Argentina/Buenos_Aires', from, until: null, accounts: out })
       return { json, csv: csv.join('') }
@@ -509,7 +511,8 @@ describe('statement bytes', () => {
     const get = (query: string, headers: Record<string, string> = {}) =>
       t.app.handle(new Request(`http://fos.test/api/external/clients/${s.clientId}/statement${query}`, { headers: { 'x-api-key': s.c.key, ...headers } }))
     const want = await expected(null)
-    expect(want.json).toContain('e+21')
+    // Past 1e21 and past 15 significant digits, where a double would print an exponent or round.
+    expect(want.json).toContain('"running_balance":1200021432098552112698.458916')
     const json = await get('')
     expect(json.status).toBe(200)
     expect(json.headers.get('content-type')).toBe('application/json; charset=utf-8')

@@ -127,23 +127,23 @@ describe('superadmin', () => {
     expect(n).toBe(1)
   })
 
-  test('any other superadmin path is 401 without a valid token, 404 with one', async () => {
+  test('any other superadmin path is 401 without a valid token; with one, 405 with Allow for a known path, else 404', async () => {
     const t = await testApp()
     const token = await t.superToken()
-    for (const [method, path] of [
-      ['GET', '/api/superadmin/companies'],
-      ['GET', '/api/superadmin/companies/1'],
-      ['DELETE', '/api/superadmin/companies/1'],
-      ['POST', '/api/superadmin/anything'],
-    ]) {
+    const cases: [string, string, string | null][] = [
+      ['GET', '/api/superadmin/companies', 'POST'],
+      ['GET', '/api/superadmin/companies/1', 'PATCH'],
+      ['DELETE', '/api/superadmin/companies/1', 'PATCH'],
+      ['POST', '/api/superadmin/anything', null],
+    ]
+    for (const [method, path, allow] of cases) {
       const anonymous = await t.request(method, path)
       expect(anonymous.status).toBe(401)
       expect(anonymous.body.code).toBe('UNAUTHORIZED')
       const expired = await t.request(method, path, { bearer: await sign({ email: SUPERADMIN_EMAIL }, { exp: Math.floor(Date.now() / 1000) - 60 }) })
       expect(expired.status).toBe(401)
       const allowed = await t.request(method, path, { bearer: token })
-      expect(allowed.status).toBe(404)
-      expect(allowed.body.code).toBe('NOT_FOUND')
+      expect([allowed.status, allowed.body.code, allowed.headers.get('allow')]).toEqual(allow ? [405, 'METHOD_NOT_ALLOWED', allow] : [404, 'NOT_FOUND', null])
     }
   })
 })

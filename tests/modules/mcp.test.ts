@@ -168,11 +168,11 @@ describe('MCP server', () => {
       [w.caja.acc.USD, 10],
       [w.caja.acc.ARS, -10000],
     ])
-    const budget = await client.callTool({ name: 'gasto', arguments: { amount: '99.99' } })
+    const budget = await client.callTool({ name: 'gasto', arguments: { amount: '99.99', requested_by: requestedBy } })
     const budgetOp = (budget.structuredContent as any).operation
     expect(budgetOp.cost_center_id).toBe(w.cc.id)
     expect(budgetOp.transactions.map((x: any) => [x.account_id, x.amount])).toEqual([[w.payer.acc.ARS, 99.99]])
-    const other = await client.callTool({ name: 'ajuste', arguments: {} })
+    const other = await client.callTool({ name: 'ajuste', arguments: { requested_by: requestedBy } })
     const otherOp = (other.structuredContent as any).operation
     expect(otherOp.transactions).toHaveLength(1)
 
@@ -195,20 +195,20 @@ describe('MCP server', () => {
     expect(exTx).toHaveLength(2)
     for (const row of exTx) expect(row.channel).toBe('messaging')
     const budgetRow = logs.find((r: any) => r.entity_id === budgetOp.id)
-    expect(budgetRow.channel_detail.requested_by).toEqual({ contact_id: null, phone: null, employee: null, client: null })
+    expect(budgetRow.channel_detail.requested_by).toEqual({ ...requestedBy, employee: null, client: null })
     await client.close()
   })
 
   test('missing or invalid parameters: a tool error naming each field key and label; disabled tool is a tool error', async () => {
     const w = await world()
     const client = await connect(w.c.key)
-    const missing = await client.callTool({ name: 'subida-de-saldo', arguments: {} })
+    const missing = await client.callTool({ name: 'subida-de-saldo', arguments: {}, _meta: { requested_by: requestedBy } })
     expect(missing.isError).toBe(true)
     const text = (missing.content as { text: string }[])[0].text
     expect(text).toContain('currency (Moneda)')
     expect(text).toContain('amount (Monto)')
     expect((missing.structuredContent as any).error.code).toBe('INVALID_PARAMETERS')
-    const invalid = await client.callTool({ name: 'compra-dolar-mep', arguments: { side: 'hold', quoteAmount: 'mucho' } })
+    const invalid = await client.callTool({ name: 'compra-dolar-mep', arguments: { side: 'hold', quoteAmount: 'mucho' }, _meta: { requested_by: requestedBy } })
     expect(invalid.isError).toBe(true)
     const invalidText = (invalid.content as { text: string }[])[0].text
     expect(invalidText).toContain('side (Compra o venta)')
@@ -219,7 +219,7 @@ describe('MCP server', () => {
     expect(unknown.isError).toBe(true)
 
     await t.request('PATCH', `/api/messaging/tools/${w.budget.id}`, { key: w.c.key, body: { enabled: false } })
-    const disabled = await client.callTool({ name: 'gasto', arguments: { amount: 1 } })
+    const disabled = await client.callTool({ name: 'gasto', arguments: { amount: 1 }, _meta: { requested_by: requestedBy } })
     expect(disabled.isError).toBe(true)
     expect((disabled.structuredContent as any).error.code).toBe('TOOL_DISABLED')
     const ops = await t.request('GET', '/api/operations', { key: w.c.key })
@@ -268,7 +268,7 @@ describe('MCP server', () => {
       side: { title: 'Operación', description: 'Operación', type: 'string', enum: ['buy', 'sell'] },
       fx: { title: 'Cotización', description: 'Cotización', type: 'number', exclusiveMinimum: 0 },
     })
-    const bad = await client.callTool({ name: trade.body.slug, arguments: { side: 'maybe', fx: -1 } })
+    const bad = await client.callTool({ name: trade.body.slug, arguments: { side: 'maybe', fx: -1 }, _meta: { requested_by: requestedBy } })
     expect(bad.isError).toBe(true)
     const text = (bad.content as { text: string }[])[0].text
     expect(text).toContain('side (Operación)')
@@ -276,7 +276,7 @@ describe('MCP server', () => {
     expect((bad.structuredContent as any).error.details.map((d: { field: string }) => d.field).sort()).toEqual(['fx', 'side'])
     const rest = await t.request('POST', `/api/messaging/tools/${trade.body.id}/run`, { key: w.c.key, body: { parameters: { side: 'maybe', fx: 0 }, requested_by: requestedBy } })
     expect([rest.status, rest.body.code, rest.body.details.map((d: { field: string }) => d.field).sort()]).toEqual([422, 'INVALID_PARAMETERS', ['fx', 'side']])
-    const good = await client.callTool({ name: trade.body.slug, arguments: { side: 'sell', fx: 1000 } })
+    const good = await client.callTool({ name: trade.body.slug, arguments: { side: 'sell', fx: 1000 }, _meta: { requested_by: requestedBy } })
     expect(good.isError).toBeFalsy()
     await client.close()
   })
@@ -286,7 +286,7 @@ describe('MCP server', () => {
     const client = await connect(w.c.key, { 'idempotency-key': `mcp-${w.c.id}` })
     const { tools } = await client.listTools()
     expect(tools[0].annotations?.idempotentHint).toBe(true)
-    const args = { name: 'gasto', arguments: { amount: 5 } }
+    const args = { name: 'gasto', arguments: { amount: 5, requested_by: requestedBy } }
     const first = await client.callTool(args)
     const again = await client.callTool(args)
     expect((again.structuredContent as any).operation.id).toBe((first.structuredContent as any).operation.id)
@@ -298,5 +298,53 @@ describe('MCP server', () => {
     expect((c.structuredContent as any).operation.id).not.toBe((a.structuredContent as any).operation.id)
     await client.close()
     await metaKey.close()
+  })
+  test('requested_by is required by tools/call as by /run: one rule, refused alike and nothing written', async () => {
+    const w = await world()
+    const client = await connect(w.c.key)
+    const before = (await t.request('GET', '/api/operations', { key: w.c.key })).body.pagination.total
+    const call = await client.callTool({ name: 'gasto', arguments: { amount: 1 } })
+    expect(call.isError).toBe(true)
+    expect((call.structuredContent as any).error.code).toBe('VALIDATION_ERROR')
+    expect((call.content as { text: string }[])[0].text).toContain('requested_by')
+    const rest = await t.request('POST', `/api/messaging/tools/${w.budget.id}/run`, { key: w.c.key, body: { parameters: { amount: 1 } } })
+    expect([rest.status, rest.body.code]).toEqual([400, 'VALIDATION_ERROR'])
+    expect(JSON.stringify(rest.body.details)).toContain('requested_by')
+    expect((await t.request('GET', '/api/operations', { key: w.c.key })).body.pagination.total).toBe(before)
+    const meta = await client.callTool({ name: 'gasto', arguments: { amount: 1 }, _meta: { requested_by: requestedBy } })
+    expect(meta.isError).toBeFalsy()
+    await client.close()
+  })
+  test('money in MCP results keeps every digit, and comes as strings under money=string', async () => {
+    const w = await world()
+    const call = (accept: string, id: number) =>
+      fetch(`${base}/api/mcp`, {
+        method: 'POST',
+        headers: { 'x-api-key': w.c.key, 'content-type': 'application/json', accept },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'subida-de-saldo', arguments: { currency: 'USD', amount: '1234567890123.123457' }, _meta: { requested_by: requestedBy } },
+        }),
+      })
+    const exact = await call('application/json, text/event-stream', 1)
+    expect(exact.status).toBe(200)
+    const text = await exact.text()
+    expect(text).toContain('"amount":1234567890123.123457')
+    expect(text).toContain('USD +1234567890123.123457')
+    const strings = await (await call('application/json; money=string', 2)).text()
+    expect(strings).toContain('"amount":"1234567890123.123457"')
+
+    // A tool's fixed money comes back as stored, every digit.
+    const types = (await t.request('GET', '/api/operation-types', { key: w.c.key })).body.data as { id: number; kind: string }[]
+    const operationTypeId = types.find((x) => x.kind === 'other')!.id
+    const tool = await t.request('POST', '/api/messaging/tools', {
+      key: w.c.key,
+      body: { name: 'Ajuste fino', fixed_config: { toolKind: 'other', operationTypeId, transactions: [{ accountId: w.juan.acc.USD, amount: '98765432109876543.123456' }] } },
+    })
+    expect(tool.status).toBe(201)
+    const got = await t.app.handle(new Request(`http://fos.test/api/messaging/tools/${tool.body.id}`, { headers: { 'x-api-key': w.c.key } }))
+    expect(await got.text()).toContain('"amount":98765432109876543.123456')
   })
 })

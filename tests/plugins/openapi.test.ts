@@ -70,6 +70,76 @@ describe('OpenAPI document', () => {
     expect(Object.keys(download)).not.toContain('text/html')
   })
 
+  test('names every answer: 503 with Retry-After everywhere, 429 wherever the limits apply', async () => {
+    const t = await testApp()
+    const doc = (await t.request('GET', '/openapi.json')).body
+    const lacking: string[] = []
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths))
+      for (const [method, op] of Object.entries<any>(item)) {
+        const r = op.responses
+        if (!r['503']?.headers?.['Retry-After']) lacking.push(`503 ${method} ${path}`)
+        if (path !== '/health' && !r['429']?.headers?.['Retry-After']) lacking.push(`429 ${method} ${path}`)
+      }
+    expect(lacking).toEqual([])
+  })
+
+  test('closed sets are enums; ids are integers and required where the route needs them; rates are not negative', async () => {
+    const t = await testApp()
+    const doc = (await t.request('GET', '/openapi.json')).body
+    const constUnions: string[] = []
+    const walk = (node: unknown, at: string) => {
+      if (Array.isArray(node)) return node.forEach((v, i) => walk(v, `${at}/${i}`))
+      if (!node || typeof node !== 'object') return
+      const n = node as Record<string, any>
+      if (Array.isArray(n.anyOf) && n.anyOf.length > 1 && n.anyOf.every((b: any) => 'const' in b || b.type === 'null')) constUnions.push(at)
+      for (const [k, v] of Object.entries(n)) walk(v, `${at}/${k}`)
+    }
+    walk(doc, '#')
+    expect(constUnions).toEqual([])
+    expect(doc.paths['/api/operation-types'].post.requestBody.content['application/json'].schema.properties.kind).toMatchObject({
+      type: 'string',
+      enum: ['up_down', 'other', 'exchange', 'budget'],
+    })
+
+    const infer = doc.paths['/api/mesas/{id}/infer'].get.parameters.find((p: any) => p.name === 'operation_id')
+    expect(infer).toMatchObject({ in: 'query', required: true, schema: { type: 'integer', minimum: 1, maximum: 2147483647 } })
+    const c = await t.newCompany({ mesas: true })
+    const missing = await t.request('GET', '/api/mesas/2147483647/infer', { key: c.key })
+    expect([missing.status, missing.body.code]).toEqual([400, 'VALIDATION_ERROR'])
+
+    const rate = doc.paths['/api/ventanilla/rates'].put.requestBody.content['application/json'].schema.properties.rates.items.properties.buy
+    expect(rate.anyOf[0]).toMatchObject({ type: 'number', minimum: 0 })
+    expect(new RegExp(rate.anyOf[1].pattern).test('-1')).toBe(false)
+    expect(new RegExp(rate.anyOf[1].pattern).test('1050.25')).toBe(true)
+  })
+
+  test('money is a number in answers, documented with its string form; the MCP body is typed JSON-RPC; public routes take no credential', async () => {
+    const t = await testApp()
+    const doc = (await t.request('GET', '/openapi.json')).body
+    const amount = doc.components.schemas.Transaction.properties.amount
+    expect(amount.type).toBe('number')
+    expect(amount.description).toContain('money=string')
+    expect(doc.info.description).toContain('Accept: application/json; money=string')
+
+    const body = doc.paths['/api/mcp'].post.requestBody
+    expect(body.required).toBe(true)
+    const call = doc.components.schemas.McpToolsCall
+    expect(call.required).toEqual(['jsonrpc', 'id', 'method', 'params'])
+    expect(call.properties.method.const).toBe('tools/call')
+    expect(call.properties.params.required).toEqual(['name'])
+    expect(call.properties.params.properties._meta.properties.requested_by.required).toEqual(['contact_id', 'phone'])
+    expect(JSON.stringify(body.content['application/json'].schema)).toContain('#/components/schemas/McpToolsCall')
+
+    for (const [method, path] of [
+      ['get', '/health'],
+      ['post', '/api/sessions'],
+      ['get', '/files'],
+      ['post', '/api/public/ventanilla/{token}/tickets'],
+      ['get', '/api/public/ventanilla/{token}'],
+    ])
+      expect([method, path, doc.paths[path][method].security]).toEqual([method, path, []])
+  })
+
   test('passes redocly lint with the recommended ruleset: no errors', async () => {
     const t = await testApp()
     const doc = (await t.request('GET', '/openapi.json')).body

@@ -15,6 +15,11 @@ describe('rate limits', () => {
     const limited = await t.request('GET', '/api/employees', { key: c.key })
     expect(limited.body).toEqual({ error: expect.any(String), code: 'RATE_LIMITED' })
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    // Every field agrees on when to come back.
+    const wait = limited.headers.get('retry-after')
+    expect(limited.headers.get('ratelimit-reset')).toBe(wait)
+    expect(limited.headers.get('ratelimit')).toBe(`"per-credential";r=0;t=${wait}`)
+    expect(limited.headers.get('ratelimit-policy')).toBe('"per-credential";q=3;w=60')
     expect((await t.request('GET', '/api/employees', { key: other.key })).status).toBe(200)
   }, 60_000)
 
@@ -28,6 +33,9 @@ describe('rate limits', () => {
     expect(r1).toBeLessThan(100)
     expect(r2).toBe(r1 - 1)
     expect(Number(second.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1)
+    // The IETF draft's fields say the same: the policy, and what is left of it.
+    expect(second.headers.get('ratelimit-policy')).toBe('"per-credential";q=100;w=60')
+    expect(second.headers.get('ratelimit')).toBe(`"per-credential";r=${r2};t=${second.headers.get('ratelimit-reset')}`)
     const unknown = await t.request('GET', '/api/employees', { key: 'fos_000000000000_nothing' })
     expect(unknown.status).toBe(401)
     expect(unknown.headers.get('ratelimit-limit')).toBe('100')

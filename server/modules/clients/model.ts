@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, pageQuery } from '../../lib/models'
+import { DateTime, pageQuery, MoneyOut } from '../../lib/models'
 
 const TYPE_DOC = '0 = internal caja, 1 = external running account'
 /**
@@ -31,7 +31,7 @@ const account = t.Object({
   name: t.String(),
   currency_name: t.String(),
   client_id: t.Integer(),
-  balance: t.Number({ description: 'Exact balance as a JSON number' }),
+  balance: MoneyOut('Balance'),
   created_at: DateTime,
   updated_at: DateTime,
 }, { $id: 'Account' })
@@ -104,8 +104,8 @@ export const ClientModel = {
     data: t.Array(
       t.Object({
         currency: t.String(),
-        cajas: t.Number({ description: 'Sum of balances of internal cajas (type 0) in this currency' }),
-        accounts: t.Number({ description: 'Sum of balances of external accounts (type 1) in this currency' }),
+        cajas: MoneyOut('Sum of balances of internal cajas (type 0) in this currency'),
+        accounts: MoneyOut('Sum of balances of external accounts (type 1) in this currency'),
       }),
     ),
   }),

@@ -141,7 +141,7 @@ function clientPageText(scoped: boolean, typed: boolean, described: boolean) {
               'created_at', ${isoSql(sql`p.created_at`)}, 'updated_at', ${isoSql(sql`p.updated_at`)},
               'accounts', coalesce((
                 select json_agg(json_build_object(
-                  'id', a.id, 'name', a.name, 'currency_name', a.currency_name, 'client_id', a.client_id, 'balance', a.balance,
+                  'id', a.id, 'name', a.name, 'currency_name', a.currency_name, 'client_id', a.client_id, 'balance', trim_scale(a.balance),
                   'created_at', ${isoSql(sql`a.created_at`)}, 'updated_at', ${isoSql(sql`a.updated_at`)}) order by a.id)
                 from accounts a where a.client_id = p.id), '[]'::json),
               'client_tags', coalesce((

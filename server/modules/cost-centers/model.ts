@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, Money } from '../../lib/models'
+import { DateTime, Money, MoneyOut } from '../../lib/models'
 
 const RefId = t.Integer({ minimum: 1, maximum: 2147483647 })
 const Currency = t.String({ minLength: 1, maxLength: 32, description: 'Currency name as used by accounts (`currency_name`), e.g. USD' })
@@ -11,7 +11,7 @@ const budget = t.Object({
   currency: t.String(),
   year: t.Integer(),
   period: t.Integer({ description: 'Month, 1–12' }),
-  amount: t.Number(),
+  amount: MoneyOut(),
   kind: Kind,
 }, { $id: 'Budget' })
 

@@ -5,6 +5,7 @@ import { ErrorBody, IdParams } from '../../lib/models'
 import { ExportsModel } from './model'
 import { createGrant, revokeGrant, DEFAULT_GRANT_DAYS } from './service'
 import { csvStatement, jsonStatement } from './statement'
+import { wantsMoneyStrings } from '../../lib/money'
 
 const tags = ['External-client exports']
 
@@ -66,10 +67,10 @@ export const exportsModule = (app: AppContext) =>
       '/external/clients/:id/statement',
       // A stream: the statement opens its own tenant reads (one snapshot for JSON, one per batch for CSV). Declared
       // async because Elysia tells async handlers by their text, and only awaits those inside its error handling.
-      async ({ caller, params, query }) =>
+      async ({ caller, params, query, request }) =>
         query.format === 'csv'
           ? csvStatement(app, caller, params.id, query.from, query.to)
-          : jsonStatement(app, caller, params.id, query.from, query.to),
+          : jsonStatement(app, caller, params.id, query.from, query.to, wantsMoneyStrings(request.headers.get('accept'))),
       {
         policy: { permission: 'clients.view', grant: true, tx: 'none' },
         params: IdParams,

@@ -1,7 +1,7 @@
 import { t } from 'elysia'
-import { Id } from '../../lib/models'
+import { Id, MoneyOut } from '../../lib/models'
 
-const Num = (description: string) => t.Number({ description })
+const Num = MoneyOut
 
 export const ExportsModel = {
   grantCreate: t.Object(

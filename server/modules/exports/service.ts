@@ -171,12 +171,18 @@ export interface RowFormat {
   separator: string
 }
 
-/** A JSON transaction object exactly as JSON.stringify writes it (keys in the contract's order, numbers as JS prints them). */
-export const jsonRows: RowFormat = {
-  line: sql`'{"id":' || r.id || ',"operation_id":' || r.operation_id || ',"completed_at":"' || ${isoSql(sql`r.completed_at`)}
-    || '","description":' || to_json(r.description)::text || ',"amount":' || statement_js_number(r.amount)
-    || ',"running_balance":' || statement_js_number(r.running) || '}'`,
-  separator: ',',
+/**
+ * A JSON transaction object exactly as JSON.stringify writes it (keys in the contract's order): money with every digit
+ * of the numeric, trailing zeros trimmed, as `toJson` writes it; quoted when the caller asked for money as strings.
+ */
+export const jsonRows = (moneyStrings: boolean): RowFormat => {
+  const money = (column: SQL) => (moneyStrings ? sql`'"' || trim_scale(${column})::text || '"'` : sql`trim_scale(${column})::text`)
+  return {
+    line: sql`'{"id":' || r.id || ',"operation_id":' || r.operation_id || ',"completed_at":"' || ${isoSql(sql`r.completed_at`)}
+      || '","description":' || to_json(r.description)::text || ',"amount":' || ${money(sql`r.amount`)}
+      || ',"running_balance":' || ${money(sql`r.running`)} || '}'`,
+    separator: ',',
+  }
 }
 
 /** CSV records after the account's own leading cells (`prefix`, already quoted): amounts as plain decimals. */

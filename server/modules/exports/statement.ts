@@ -3,14 +3,14 @@ import type { Caller } from '../../access/caller'
 import { csvField, csvRecord, safeText } from './csv'
 import { CSV_COLUMNS } from './model'
 import { checkRowBound, claimExport, exportTx } from './limits'
+import { jsonText, toJson } from '../../lib/money'
 import { accountChunks, clientForCaller, csvRows, jsonRows, resolveRange, statementAccounts, type Reads, type StatementAccount } from './service'
 
-const num = (value: string) => Number(value)
 /** Microsecond text from the database, cut to the millisecond precision of `toISOString()`. */
 const millis = (instant: string | null) => instant && instant.replace(/(\.\d{3})\d*Z$/, '$1Z')
 
 /** `JSON.stringify` of an object whose last key holds `[]`, without its closing `[]}`: the array's items follow. */
-const openArray = (value: object) => JSON.stringify(value).slice(0, -2)
+const openArray = (value: object, moneyStrings: boolean) => jsonText(value, moneyStrings).slice(0, -2)
 
 const totalRows = (accounts: StatementAccount[]) => accounts.reduce((n, a) => n + a.rows, 0)
 
@@ -33,7 +33,7 @@ function partsStream(parts: Uint8Array[]) {
  * finished JSON text batch by batch; the server only adds each account's head and hashes the bytes as they come,
  * because the answer carries the `ETag` of its exact bytes (the etag plugin leaves a tagged answer unread).
  */
-export async function jsonStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string) {
+export async function jsonStatement(app: AppContext, caller: Caller, clientId: number, from?: string, to?: string, moneyStrings = false) {
   const release = claimExport(app, caller.companyId)
   try {
     const hash = new Bun.CryptoHasher('sha1')
@@ -55,7 +55,7 @@ export async function jsonStatement(app: AppContext, caller: Caller, clientId: n
           from: millis(range.from),
           until: millis(range.until),
           accounts: [],
-        }),
+        }, moneyStrings),
       )
       const inSnapshot: Reads = (fn) => fn(tx)
       for (const [i, account] of accounts.entries()) {
@@ -65,14 +65,14 @@ export async function jsonStatement(app: AppContext, caller: Caller, clientId: n
               id: account.id,
               name: account.name,
               currency_name: account.currency_name,
-              balance: num(account.balance),
-              opening_balance: num(account.opening),
-              closing_balance: num(account.closing),
+              balance: toJson(account.balance),
+              opening_balance: toJson(account.opening),
+              closing_balance: toJson(account.closing),
               transactions: [],
-            }),
+            }, moneyStrings),
         )
         let first = true
-        for await (const chunk of accountChunks(app.database, inSnapshot, account, range, jsonRows, app.config.exports.restPercent)) {
+        for await (const chunk of accountChunks(app.database, inSnapshot, account, range, jsonRows(moneyStrings), app.config.exports.restPercent)) {
           add(first ? chunk : `,${chunk}`)
           first = false
         }

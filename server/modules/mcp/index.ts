@@ -4,6 +4,7 @@ import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
 import { errors } from '../../lib/models'
 import { mcpServerFor } from './server'
+import { McpModel } from './model'
 
 const detail = {
   tags: ['MCP'],
@@ -15,14 +16,8 @@ const detail = {
     '`tools/call` runs one as `POST /api/messaging/tools/{id}/run` does, with `requested_by` from `_meta.requested_by` or an argument `requested_by`.',
     'The optional `Idempotency-Key` header (or `_meta.idempotency_key` of a call) makes calls replayable. See docs/mcp.md.',
   ].join(' '),
-  requestBody: {
-    required: true,
-    content: {
-      'application/json': {
-        schema: { type: 'object' as const, additionalProperties: true, description: 'A JSON-RPC 2.0 request, notification or batch of the MCP protocol' },
-      },
-    },
-  },
+  // The document takes plain JSON Schema here; the TypeBox schema as its JSON.
+  requestBody: { required: true, content: { 'application/json': { schema: JSON.parse(JSON.stringify(McpModel.body)) } } },
 }
 
 /** Says which credential to send, so MCP clients do not take the 401 for an OAuth challenge. */
@@ -58,7 +53,6 @@ function withLenientAccept(request: Request): Request {
   return new Request(request, { headers })
 }
 
-const JsonRpc = t.Object({}, { additionalProperties: true, description: 'A JSON-RPC 2.0 message (or batch) of the MCP protocol' })
 
 export const mcpModule = (app: AppContext) =>
   new Elysia({ prefix: '/api' })
@@ -82,7 +76,7 @@ export const mcpModule = (app: AppContext) =>
         // One endpoint for every JSON-RPC message: tools/list reads and tools/call writes in transactions of their own.
         policy: { permission: ['messaging.run', 'messaging.manage'], tx: 'none', challenge: CHALLENGE },
         parse: 'none',
-        response: { 200: JsonRpc, 202: t.Void({ description: 'A notification (or notifications only) was accepted; no body' }), ...errors(400, 406, 413, 415) },
+        response: { 200: McpModel.answer, 202: t.Void({ description: 'A notification (or notifications only) was accepted; no body' }), ...errors(400, 406, 413, 415) },
         detail,
       },
     )

@@ -3,6 +3,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
 import { ApiError } from '../../lib/errors'
+import type { ExactMoney } from '../../lib/money'
 import { createOnce, tenantTx, write } from '../../lib/write'
 import type { RunInput, RunResult } from '../messaging/model'
 import { FIELD_RULES, runTool, type FieldRule, type ParameterProblem } from '../messaging/run'
@@ -65,7 +66,8 @@ const STATUS_ES: Record<string, string> = {
   mixed: 'con movimientos en distintos estados',
 }
 
-const signed = (n: number) => (n > 0 ? `+${n}` : String(n))
+/** An amount's exact text, signed. */
+const signed = (n: ExactMoney) => (n.rawJSON.startsWith('-') || n.rawJSON === '0' ? n.rawJSON : `+${n.rawJSON}`)
 
 export function summary(tool: ToolRow, result: RunResult): string {
   const op = result.operation
@@ -97,9 +99,15 @@ const toolError = (tool: ToolRow | null, e: ApiError): CallToolResult => ({
 const MAX_ID = 2147483647
 const optionalId = (v: unknown) => v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_ID)
 
-/** `requested_by` from the call's metadata or arguments, checked like the REST body; null when absent. */
+/**
+ * `requested_by` from the call's metadata or arguments, checked like the REST body, and required as there: a run
+ * always says who asked (contract §5 and §10), whichever door it came through.
+ */
 function requester(raw: unknown): RunInput['requested_by'] | ApiError {
-  if (raw === undefined || raw === null) return null
+  if (raw === undefined || raw === null)
+    return new ApiError(400, 'VALIDATION_ERROR', 'requested_by is required: send it in _meta.requested_by or as the argument requested_by', [
+      { field: 'requested_by', message: 'required' },
+    ])
   const r = raw as Record<string, unknown>
   const ok =
     typeof raw === 'object' &&

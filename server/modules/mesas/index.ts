@@ -61,7 +61,7 @@ export const mesasModule = (app: AppContext) => {
     .get('/:id/infer', ({ run, params, query }) => run((tx, caller) => infer(tx, caller, params.id, query.operation_id)), {
       policy: { module: 'mesas', permission: ['mesas.view', 'mesas.manage'] },
       params: IdParams,
-      query: MesaModel.inferQuery,
+      query: MesaModel.inferGetQuery,
       response: { 200: MesaModel.inference, ...errors(422) },
       detail: detail('Infer the trade of an operation', INFER_NOTE),
     })

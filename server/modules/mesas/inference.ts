@@ -1,5 +1,5 @@
 /** Turning an operation's legs into a trade, and grading how well it matches: pure, shared by infer, suggestions and the feed. */
-import { D, type Dec } from '../../lib/money'
+import { D, toJson, type Dec } from '../../lib/money'
 
 export type QuoteDirection = 'quote' | 'local'
 export type MatchKind = 'exact' | 'fx_close' | 'partial'
@@ -62,8 +62,8 @@ export function matchKind(s: TradeSuggestion, recentAverageFx: Dec | null): Matc
 
 export const suggestionJson = (s: TradeSuggestion) => ({
   side: s.side,
-  localAmount: Number(s.localAmount.toString()),
-  quoteAmount: Number(s.quoteAmount.toString()),
-  fx: Number(s.fx.toString()),
+  localAmount: toJson(s.localAmount),
+  quoteAmount: toJson(s.quoteAmount),
+  fx: toJson(s.fx),
   fallback: s.fallback,
 })

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, Id, Money } from '../../lib/models'
+import { DateTime, Id, Money, MoneyOut } from '../../lib/models'
 
 const Currency = t.String({ minLength: 1, maxLength: 32, pattern: '\\S', description: 'Currency code, e.g. ARS or USD (compared without regard to case)' })
 const CostingMethod = t.Union([t.Literal('fifo'), t.Literal('wac')], { description: 'fifo: sells consume the oldest lots; wac: weighted average cost' })
@@ -22,9 +22,9 @@ const PendingLegs = t.Boolean({ description: 'When true, pending legs count too 
 
 const Suggestion = t.Object({
   side: Side,
-  localAmount: t.Number(),
-  quoteAmount: t.Number(),
-  fx: t.Number({ description: '|localAmount| / |quoteAmount|' }),
+  localAmount: MoneyOut(),
+  quoteAmount: MoneyOut(),
+  fx: MoneyOut('|localAmount| / |quoteAmount|'),
   fallback: t.Boolean({ description: 'false for exactly one local and one quote leg; true when legs were netted per currency' }),
 })
 
@@ -72,12 +72,14 @@ export const MesaModel = {
     deleted_at: t.Nullable(DateTime),
   }, { $id: 'Mesa' }),
   inferQuery: t.Object({ operation_id: t.Optional(Id) }),
+  /** The GET has no body to carry the operation: the query must name it (missing: 400 VALIDATION_ERROR). */
+  inferGetQuery: t.Object({ operation_id: Id }),
   inferBody: t.Optional(t.Object({ operation_id: t.Optional(OperationId) }, { additionalProperties: false })),
   inference: t.Object({
     operationId: t.Integer(),
     suggestion: Suggestion,
     legs: t.Array(
-      t.Object({ id: t.Integer(), account_id: t.Integer(), currency: t.String(), amount: t.Number(), status: t.String() }),
+      t.Object({ id: t.Integer(), account_id: t.Integer(), currency: t.String(), amount: MoneyOut(), status: t.String() }),
       { description: "The operation's non-commission transactions on the mesa's accounts that count" },
     ),
   }),
@@ -100,9 +102,9 @@ export const MesaModel = {
     mesa_id: t.Integer(),
     operation_id: t.Nullable(t.Integer()),
     side: Side,
-    local_amount: t.Number(),
-    quote_amount: t.Number(),
-    fx: t.Number(),
+    local_amount: MoneyOut(),
+    quote_amount: MoneyOut(),
+    fx: MoneyOut(),
     source: t.Union([t.Literal('manual'), t.Literal('auto'), t.Literal('fabricated')]),
     match_kind: t.Nullable(MatchKind),
     traded_at: DateTime,
@@ -112,15 +114,15 @@ export const MesaModel = {
   suggestion: t.Object({ operation_id: t.Integer(), match_kind: MatchKind, suggestion: Suggestion }),
   position: t.Object({
     costing_method: CostingMethod,
-    quote_position: t.Number({ description: 'Open quote quantity; negative while short' }),
-    average_cost: t.Nullable(t.Number({ description: 'Local per quote unit of the open position; null when flat' })),
-    realized_pnl: t.Number({ description: 'In the local currency' }),
+    quote_position: MoneyOut('Open quote quantity; negative while short'),
+    average_cost: t.Nullable(MoneyOut('Local per quote unit of the open position; null when flat')),
+    realized_pnl: MoneyOut('In the local currency'),
     lots: t.Array(
       t.Object({
         line_id: t.Nullable(t.Integer({ description: 'Line that opened the lot; null for the merged wac lot' })),
-        quantity: t.Number({ description: 'Negative for a short lot' }),
-        price: t.Number(),
-        cost: t.Number({ description: 'Local cost basis (paid for a long lot, received for a short one)' }),
+        quantity: MoneyOut('Negative for a short lot'),
+        price: MoneyOut(),
+        cost: MoneyOut('Local cost basis (paid for a long lot, received for a short one)'),
       }),
     ),
   }),

@@ -4,7 +4,7 @@ import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { clientScope, type Caller } from '../../access/caller'
 import { ApiError, conflict, invalid, notFound, unprocessable } from '../../lib/errors'
 import { announce } from '../../lib/events'
-import { D, dec, toMoney, type Dec } from '../../lib/money'
+import { D, dec, toJson, toMoney, type Dec } from '../../lib/money'
 import { iso } from '../../lib/models'
 import { operationVisible } from '../../lib/scope'
 import { computePosition, engineSide, type CostingMethod } from './costing'
@@ -38,9 +38,9 @@ export const lineDto = (l: LineRow) => ({
   mesa_id: l.mesaId,
   operation_id: l.operationId,
   side: l.side as 'buy' | 'sell',
-  local_amount: Number(l.localAmount),
-  quote_amount: Number(l.quoteAmount),
-  fx: Number(l.fx),
+  local_amount: toJson(l.localAmount),
+  quote_amount: toJson(l.quoteAmount),
+  fx: toJson(l.fx),
   source: l.source as 'manual' | 'auto' | 'fabricated',
   match_kind: l.matchKind as MatchKind | null,
   traded_at: l.tradedAt.toISOString(),
@@ -235,7 +235,7 @@ async function countingLegs(db: Executor, m: Mesa, operationId: number): Promise
   return rows
 }
 
-const legJson = (l: Leg) => ({ id: l.id, account_id: l.accountId, currency: l.currency, amount: Number(l.amount), status: l.status })
+const legJson = (l: Leg) => ({ id: l.id, account_id: l.accountId, currency: l.currency, amount: toJson(l.amount), status: l.status })
 
 async function visibleOperation(db: Executor, caller: Caller, operationId: number) {
   const [op] = await db
@@ -396,7 +396,7 @@ export async function deleteLine(tx: Tx, caller: Caller, mesaId: number, lineId:
 
 // ---- position ----
 
-const num = (d: Dec) => Number(d.toString())
+const num = (d: Dec) => toJson(d)
 
 /** The blotter in costing order: by trade time, then by id for lines of the same instant. */
 export async function mesaTrades(db: Executor, m: Mesa) {

@@ -1,5 +1,5 @@
-import { t, type Static } from 'elysia'
-import { DateTime, Money } from '../../lib/models'
+import { t, type Static, type TSchema } from 'elysia'
+import { DateTime, Money, MoneyOut } from '../../lib/models'
 import { OperationModel } from '../operations/model'
 
 const RefId = t.Integer({ minimum: 1, maximum: 2147483647 })
@@ -14,86 +14,92 @@ const OperationTypeId = t.Optional(
   }),
 )
 
-export const UpDownConfig = t.Object(
-  {
-    toolKind: t.Literal('up_down'),
-    operationTypeId: OperationTypeId,
-    mode: opt(
-      t.Union([t.Literal('standard'), t.Literal('internal_transfer'), t.Literal('third_party')], {
-        description:
-          '`standard` (default): the client account (`destinationAccountId`, or the account of `clientId` in `currency`) goes up (+amount) or down (−amount) by `direction`, and the optional caja `sourceAccountId` moves the same way. `internal_transfer`: caja `sourceAccountId` −amount → caja `destinationAccountId` +amount. `third_party`: any account `sourceAccountId` −amount → `destinationAccountId` +amount.',
-      }),
-    ),
-    direction: opt(t.Union([t.Literal('up'), t.Literal('down')], { description: 'Default `up`; used by `standard` mode' })),
-    sourceAccountId: opt(RefId),
-    destinationAccountId: opt(RefId),
-    clientId: opt(RefId),
-    currency: opt(Currency),
-    amount: opt(Money),
-    description: opt(Description),
-  },
-  { additionalProperties: false, title: 'UpDownToolConfig' },
-)
-
-export const ExchangeConfig = t.Object(
-  {
-    toolKind: t.Literal('exchange'),
-    operationTypeId: OperationTypeId,
-    localAccountId: opt(RefId),
-    quoteAccountId: opt(RefId),
-    side: opt(
-      t.Union([t.Literal('buy'), t.Literal('sell')], {
-        description: 'Default `buy`: the quote currency comes in (+quoteAmount) and local goes out (−quoteAmount×fx); `sell` the reverse',
-      }),
-    ),
-    quoteAmount: opt(Money),
-    fx: opt(Money),
-  },
-  { additionalProperties: false, title: 'ExchangeToolConfig' },
-)
-
-export const BudgetConfig = t.Object(
-  {
-    toolKind: t.Literal('budget'),
-    operationTypeId: OperationTypeId,
-    costCenterId: opt(RefId),
-    direction: opt(t.Union([t.Literal('expense'), t.Literal('income')], { description: 'Default `expense`' })),
-    paymentSourceMode: opt(
-      t.Union([t.Literal('internal'), t.Literal('external')], {
-        description:
-          'Default `internal`: the caja `internalAccountId` (else the cost center\'s default caja) is debited for an expense, credited for an income. `external`: the account of the type 1 client `payerClientId` in `currency` is credited for an expense (no caja is debited), debited for an income.',
-      }),
-    ),
-    internalAccountId: opt(RefId),
-    payerClientId: opt(RefId),
-    amount: opt(Money),
-    currency: opt(t.String({ minLength: 1, maxLength: 32, description: 'Default: the caja account\'s currency (internal) or the cost center\'s `default_currency` (external)' })),
-    description: opt(Description),
-  },
-  { additionalProperties: false, title: 'BudgetToolConfig' },
-)
-
-export const OtherConfig = t.Object(
-  {
-    toolKind: t.Literal('other'),
-    operationTypeId: OperationTypeId,
-    description: opt(Description),
-    transactions: opt(
-      t.Array(
-        t.Object(
-          { accountId: RefId, amount: Money, transactionTypeId: opt(RefId), description: opt(Description) },
-          { additionalProperties: false },
-        ),
-        { maxItems: 100, description: 'The operation\'s transactions as given (signed amounts)' },
+/** The tool kinds' settings, with money as requests take it (`Money`) or as answers write it (`MoneyOut`). */
+function fixedConfigOf<M extends TSchema>(money: M, suffix: string) {
+  const UpDownConfig = t.Object(
+    {
+      toolKind: t.Literal('up_down'),
+      operationTypeId: OperationTypeId,
+      mode: opt(
+        t.Union([t.Literal('standard'), t.Literal('internal_transfer'), t.Literal('third_party')], {
+          description:
+            '`standard` (default): the client account (`destinationAccountId`, or the account of `clientId` in `currency`) goes up (+amount) or down (−amount) by `direction`, and the optional caja `sourceAccountId` moves the same way. `internal_transfer`: caja `sourceAccountId` −amount → caja `destinationAccountId` +amount. `third_party`: any account `sourceAccountId` −amount → `destinationAccountId` +amount.',
+        }),
       ),
-    ),
-  },
-  { additionalProperties: false, title: 'OtherToolConfig' },
-)
+      direction: opt(t.Union([t.Literal('up'), t.Literal('down')], { description: 'Default `up`; used by `standard` mode' })),
+      sourceAccountId: opt(RefId),
+      destinationAccountId: opt(RefId),
+      clientId: opt(RefId),
+      currency: opt(Currency),
+      amount: opt(money),
+      description: opt(Description),
+    },
+    { additionalProperties: false, title: `UpDownToolConfig${suffix}` },
+  )
 
-export const FixedConfig = t.Union([UpDownConfig, ExchangeConfig, BudgetConfig, OtherConfig], {
-  description: 'Settings bound on the server, discriminated by `toolKind`; the bot never sees them.',
-})
+  const ExchangeConfig = t.Object(
+    {
+      toolKind: t.Literal('exchange'),
+      operationTypeId: OperationTypeId,
+      localAccountId: opt(RefId),
+      quoteAccountId: opt(RefId),
+      side: opt(
+        t.Union([t.Literal('buy'), t.Literal('sell')], {
+          description: 'Default `buy`: the quote currency comes in (+quoteAmount) and local goes out (−quoteAmount×fx); `sell` the reverse',
+        }),
+      ),
+      quoteAmount: opt(money),
+      fx: opt(money),
+    },
+    { additionalProperties: false, title: `ExchangeToolConfig${suffix}` },
+  )
+
+  const BudgetConfig = t.Object(
+    {
+      toolKind: t.Literal('budget'),
+      operationTypeId: OperationTypeId,
+      costCenterId: opt(RefId),
+      direction: opt(t.Union([t.Literal('expense'), t.Literal('income')], { description: 'Default `expense`' })),
+      paymentSourceMode: opt(
+        t.Union([t.Literal('internal'), t.Literal('external')], {
+          description:
+            'Default `internal`: the caja `internalAccountId` (else the cost center\'s default caja) is debited for an expense, credited for an income. `external`: the account of the type 1 client `payerClientId` in `currency` is credited for an expense (no caja is debited), debited for an income.',
+        }),
+      ),
+      internalAccountId: opt(RefId),
+      payerClientId: opt(RefId),
+      amount: opt(money),
+      currency: opt(t.String({ minLength: 1, maxLength: 32, description: 'Default: the caja account\'s currency (internal) or the cost center\'s `default_currency` (external)' })),
+      description: opt(Description),
+    },
+    { additionalProperties: false, title: `BudgetToolConfig${suffix}` },
+  )
+
+  const OtherConfig = t.Object(
+    {
+      toolKind: t.Literal('other'),
+      operationTypeId: OperationTypeId,
+      description: opt(Description),
+      transactions: opt(
+        t.Array(
+          t.Object(
+            { accountId: RefId, amount: money, transactionTypeId: opt(RefId), description: opt(Description) },
+            { additionalProperties: false },
+          ),
+          { maxItems: 100, description: 'The operation\'s transactions as given (signed amounts)' },
+        ),
+      ),
+    },
+    { additionalProperties: false, title: `OtherToolConfig${suffix}` },
+  )
+
+  return t.Union([UpDownConfig, ExchangeConfig, BudgetConfig, OtherConfig], {
+    description: 'Settings bound on the server, discriminated by `toolKind`; the bot never sees them.',
+  })
+}
+
+export const FixedConfig = fixedConfigOf(Money, '')
+const FixedConfigOut = fixedConfigOf(MoneyOut(), 'Answer')
 
 export const PARAMETER_TYPES = ['string', 'number', 'amount', 'account', 'client', 'cost_center', 'currency', 'date', 'side'] as const
 export type ParameterType = (typeof PARAMETER_TYPES)[number]
@@ -126,7 +132,7 @@ const tool = t.Object({
   enabled: t.Boolean(),
   company_operation_type_id: t.Integer(),
   mode: Mode,
-  fixed_config: FixedConfig,
+  fixed_config: FixedConfigOut,
   parameter_schema: t.Object({ parameters: t.Array(StoredParameter) }),
   created_by: t.Nullable(t.Integer()),
   created_at: DateTime,

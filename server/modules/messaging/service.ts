@@ -76,8 +76,8 @@ export const toolKind = (row: ToolRow) => (row.fixedConfig as FixedConfigInput).
 export const toolParameters = (row: ToolRow) => (row.parameterSchema as { parameters: StoredParameter[] }).parameters
 
 /**
- * Money in `fixed_config` is stored as sent (number or decimal string), so a run computes from the exact
- * value; responses carry it as a JSON number, like every other amount.
+ * Money in `fixed_config` is stored as sent (number or decimal string; a number reads back as a raw JSON number with
+ * its digits), so a run computes from the exact value; responses carry it as a JSON number, like every other amount.
  */
 function configDto(config: FixedConfigInput): ToolDto['fixed_config'] {
   const money = (v: unknown) => (isFiniteDecimal(v) ? toJson(toMoney(v)) : v)

@@ -1,6 +1,7 @@
 import { t } from 'elysia'
+import { MoneyOut } from '../../lib/models'
 
-const Num = (description: string) => t.Number({ description })
+const Num = MoneyOut
 
 export const MetricsModel = {
   home: t.Object({

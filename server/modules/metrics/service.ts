@@ -2,12 +2,12 @@ import { eq, sql } from 'drizzle-orm'
 import { companies } from '../../../db/schema'
 import type { Database, Executor, Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
-import { D, type Dec } from '../../lib/money'
+import { D, toJson, type Dec } from '../../lib/money'
 import { isoSql, localDate } from '../../lib/time'
 import { computePosition } from '../mesas/costing'
 import { liveBlotters } from '../mesas/public'
 
-const num = (value: Dec | string) => Number(value.toString())
+const num = toJson
 
 export interface Period {
   /** inclusive start and exclusive end, ISO UTC */

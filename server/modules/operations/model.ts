@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, Id, Money, Pagination, pageQuery } from '../../lib/models'
+import { DateTime, Id, Money, Pagination, pageQuery, MoneyOut } from '../../lib/models'
 import { AttachmentModel } from '../attachments/model'
 
 const RefId = t.Integer({ minimum: 1, maximum: 2147483647 })
@@ -34,7 +34,7 @@ const transaction = t.Object({
   operation_id: t.Integer(),
   account_id: t.Integer(),
   currency: t.String(),
-  amount: t.Number({ description: 'Signed: negative debits the account, positive credits it' }),
+  amount: MoneyOut('Signed: negative debits the account, positive credits it'),
   status: TxStatus,
   transaction_type_id: t.Nullable(t.Integer()),
   is_commission: t.Boolean(),

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime } from '../../lib/models'
+import { DateTime, MoneyOut } from '../../lib/models'
 import { MONEY_LIMIT } from '../../lib/money'
 
 const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initial'), t.Literal('ticket')], {
@@ -15,7 +15,7 @@ const dispenserAsksName = t.Union([t.Literal('off'), t.Literal('optional'), t.Li
  * A rate as a JSON number or a decimal string. The string's form is checked by the service, so that "1234,5" gets a
  * message saying to use a dot rather than a schema's pattern.
  */
-const rateValue = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusiveMaximum: MONEY_LIMIT }), t.String({ maxLength: 40 })], {
+const rateValue = t.Union([t.Number({ minimum: 0, exclusiveMaximum: MONEY_LIMIT }), t.String({ maxLength: 40, pattern: '^(?!-)' })], {
   description: 'Exact decimal: a JSON number or a decimal string with a dot (`"1234.5"`), not negative; stored with 6 decimal places.',
 })
 const logoUrl = t.String({ maxLength: 2000, description: 'Empty, an https URL, or a same-origin path (`/…`); anything else → 400' })
@@ -83,10 +83,10 @@ export const VentanillaModel = {
     { additionalProperties: false },
   ),
   rates: t.Object({
-    rates: t.Array(t.Object({ currency: t.String(), buy: t.Number(), sell: t.Number(), mid: t.Number({ description: '(buy + sell) / 2, exact' }) })),
+    rates: t.Array(t.Object({ currency: t.String(), buy: MoneyOut(), sell: MoneyOut(), mid: MoneyOut('(buy + sell) / 2, exact') })),
   }),
   ratesRead: t.Object({
-    rates: t.Array(t.Object({ currency: t.String(), buy: t.Number(), sell: t.Number(), mid: t.Number({ description: '(buy + sell) / 2, exact' }) })),
+    rates: t.Array(t.Object({ currency: t.String(), buy: MoneyOut(), sell: MoneyOut(), mid: MoneyOut('(buy + sell) / 2, exact') })),
     updated_at: t.Union([DateTime, t.Null()], { description: 'When the board was last replaced; null if never' }),
     updated_by: t.Union([t.String(), t.Null()], { description: 'The employee who replaced it; null for a key (or never)' }),
   }),
@@ -201,7 +201,7 @@ export const VentanillaModel = {
     {
       companyName: t.String(),
       date: t.String({ description: 'Today in `timezone`, YYYY-MM-DD' }),
-      rates: t.Array(t.Object({ currency: t.String(), buy: t.Number(), sell: t.Number(), mid: t.Number() })),
+      rates: t.Array(t.Object({ currency: t.String(), buy: MoneyOut(), sell: MoneyOut(), mid: MoneyOut() })),
       services: t.Array(t.Object({ id: t.Integer(), name: t.String(), prefix: t.String(), waiting: t.Integer() })),
       currentCall: t.Union([call, t.Null()]),
       recentCalls: t.Array(call, { description: 'Up to 6 earlier calls of today, newest first' }),

@@ -157,7 +157,7 @@ function rateDto(r: { currency: string; buy: string; sell: string }) {
     currency: r.currency,
     buy: toJson(r.buy),
     sell: toJson(r.sell),
-    mid: Number(dec(r.buy).plus(r.sell).div(2).toString()),
+    mid: toJson(dec(r.buy).plus(r.sell).div(2)),
   }
 }
 

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
+import { parseExactJson } from '../../../db/json'
 import { fixedStatement, statementsByShape } from '../../../db/statement'
 import { pgArray } from '../../lib/arrays'
 import type { DomainEvent } from '../../lib/events'
@@ -160,7 +161,7 @@ const dto = (r: EventRow): EventDto => ({
   id: eventId(r.id),
   type: r.type,
   created_at: r.created_at,
-  data: typeof r.data === 'string' ? JSON.parse(r.data) : r.data,
+  data: typeof r.data === 'string' ? (parseExactJson(r.data) as EventDto['data']) : r.data,
 })
 
 const CURSOR_PREFIX = 'cur_'

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { rowsOf } from '../../../db/client'
+import { parseExactJson } from '../../../db/json'
 import type { AppContext } from '../../context'
 import { announce, eventTransaction } from '../../lib/events'
 import { sendTarget } from './address'
@@ -290,7 +291,7 @@ export class DeliveryWorker {
     const target = await sendTarget(c.url, this.#config)
     if ('refused' in target) return { ok: false, status: null, ms: null, error: target.refused }
     const id = eventId(c.event_id)
-    const data = typeof c.data === 'string' ? JSON.parse(c.data) : c.data
+    const data = typeof c.data === 'string' ? parseExactJson(c.data) : c.data
     const body = JSON.stringify({ id, type: c.type, created_at: c.created_at, data })
     const now = new Date()
     const timestamp = String(Math.floor(now.getTime() / 1000))
