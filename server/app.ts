@@ -48,6 +48,7 @@ export function createApp(app: AppContext) {
       }),
     )
     .use(freshRefusals(app))
+    .use(methodNotAllowed(() => routes()))
     .use(errors((entry) => app.log(entry)))
     .use(
       rateLimit(app.config.rateLimit, {

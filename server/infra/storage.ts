@@ -19,24 +19,18 @@ export interface BlobStore {
   put(key: string, body: Blob, meta: { fileName: string; contentType: string }): Promise<void>
   /** Succeeds when the object is already gone, so a retried delete is harmless. */
   delete(key: string): Promise<void>
-  /**
-   * A link that downloads the object without an API key for `expiresInSeconds` from now (by the app clock), and at
-   * most LINK_WINDOW_SECONDS more: see `linkTime`.
-   */
+  /** A link that downloads the object without an API key until `expiresInSeconds` from now (by the app clock). */
   signedUrl(key: string, opts: SignedLinkOptions): Promise<string>
 }
 
-/** Links are signed as of the start of a window this long. */
-export const LINK_WINDOW_SECONDS = 60
-
 /**
- * The instant a link is signed at and how long it lives: the start of the current window, and the lifetime asked
- * plus the window. Every link to one object made within a window is then the same text, so a list of links (and its
- * ETag) changes with the records and once a window, not every second, and a link still lasts at least what was asked.
+ * The instant a link is signed at and how long it lives: the whole second it is made in, and exactly the lifetime
+ * asked (the contract: a link stops working after 3600 s). Links to one object made within the same second are the
+ * same text. A longer window would keep a list's ETag steady for longer, but only by letting links outlive 3600 s
+ * or die before it.
  */
 export function linkTime(now: Date, expiresInSeconds: number) {
-  const at = Math.floor(now.getTime() / 1000 / LINK_WINDOW_SECONDS) * LINK_WINDOW_SECONDS
-  return { at, lifetime: expiresInSeconds + LINK_WINDOW_SECONDS }
+  return { at: Math.floor(now.getTime() / 1000), lifetime: expiresInSeconds }
 }
 
 export type Clock = () => Date

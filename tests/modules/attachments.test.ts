@@ -152,12 +152,12 @@ for (const make of [diskBackend, s3Backend]) {
       expect((await download(url.toString())).status).toBe(200)
     })
 
-    test('a link made 3661 s ago (lifetime plus the signing window) is refused; one made 3599 s ago still works', async () => {
+    test('a link made 3601 s ago is refused; one made 3599 s ago still works', async () => {
       const c = await t.newCompany()
       const op = await newOperation(t, c)
       await upload(c.key, op.id, form('hola', 'a.txt', 'text/plain'))
       try {
-        t.travel(-3661_000)
+        t.travel(-3601_000)
         const old = await t.request('GET', `/api/operations/${op.id}/attachments`, { key: c.key })
         t.travel(-3599_000)
         const recent = await t.request('GET', `/api/operations/${op.id}/attachments`, { key: c.key })
@@ -171,26 +171,6 @@ for (const make of [diskBackend, s3Backend]) {
       }
     })
 
-    test('the list keeps its ETag while its records stand: links made within one minute are the same text', async () => {
-      const c = await t.newCompany()
-      const op = await newOperation(t, c)
-      await upload(c.key, op.id, form('hola', 'a.txt', 'text/plain'))
-      // The app clock at 5 s, then 50 s, into one minute: two reads a second or more apart.
-      const toMinute = (seconds: number) => 60_000 - (Date.now() % 60_000) + seconds * 1000
-      try {
-        t.travel(toMinute(5))
-        const first = await t.request('GET', `/api/operations/${op.id}/attachments`, { key: c.key })
-        t.travel(toMinute(50))
-        const again = await t.request('GET', `/api/operations/${op.id}/attachments`, { key: c.key, headers: { 'if-none-match': first.headers.get('etag')! } })
-        expect(again.status).toBe(304)
-        t.travel(toMinute(65))
-        const later = await t.request('GET', `/api/operations/${op.id}/attachments`, { key: c.key })
-        expect(later.headers.get('etag')).not.toBe(first.headers.get('etag'))
-      } finally {
-        t.travel(0)
-      }
-    })
-
     if (make === diskBackend)
       test('disk links stop working once the app clock passes their expiry', async () => {
         const c = await t.newCompany()
@@ -199,8 +179,7 @@ for (const make of [diskBackend, s3Backend]) {
         try {
           t.travel(3599_000)
           expect((await download(up.body.signed_url)).status).toBe(200)
-          // Signed as of the start of its minute, it lives the hour plus that minute at most.
-          t.travel(3661_000)
+          t.travel(3601_000)
           const res = await download(up.body.signed_url)
           expect(res.status).toBe(403)
           expect(await res.json()).toMatchObject({ code: 'FORBIDDEN' })

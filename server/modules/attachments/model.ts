@@ -1,6 +1,5 @@
 import { t } from 'elysia'
 import { DateTime, Id } from '../../lib/models'
-import { LINK_WINDOW_SECONDS } from '../../infra/storage'
 
 /** The types an attachment may have (interface 2.1); the upload's part content type must be one of them. */
 export const ATTACHMENT_MIME_TYPES = [
@@ -49,7 +48,7 @@ export const AttachmentModel = {
     size_bytes: nullable(t.Integer()),
     created_at: DateTime,
     uploaded_by: Actor,
-    signed_url: nullable(t.String({ format: 'uri', description: `Download link without an API key, valid ${LINK_LIFETIME_SECONDS} s (up to ${LINK_WINDOW_SECONDS} s more: links made within one minute are the same)` })),
+    signed_url: nullable(t.String({ format: 'uri', description: `Download link without an API key, valid ${LINK_LIFETIME_SECONDS} s` })),
   }, { $id: 'Attachment' }),
   uploadBody: {
     required: true,
