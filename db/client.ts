@@ -1,8 +1,9 @@
-import { readdirSync, readFileSync, mkdirSync, unlinkSync, writeFileSync } from 'node:fs'
+import { readFileSync, mkdirSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import type { Sql } from 'postgres'
 import { registerPool, type Db, type Executor } from './driver'
+import { applyRoutines } from './routines'
 import { parseExactJson } from './json'
 
 export type { Db, Executor, Tx } from './driver'
@@ -19,16 +20,8 @@ export interface Database {
 
 const ROOT = join(import.meta.dir, '..')
 const MIGRATIONS = join(ROOT, 'db', 'migrations')
-const ROUTINES = join(ROOT, 'db', 'sql')
 /** Any constant works; it only has to be the same for every process of this service. */
 const MIGRATION_LOCK = 727_401
-
-function routines(): string[] {
-  return readdirSync(ROUTINES)
-    .filter((f) => f.endsWith('.sql'))
-    .sort()
-    .map((f) => readFileSync(join(ROUTINES, f), 'utf8'))
-}
 
 export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
@@ -229,7 +222,7 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
   try {
     await admin`select pg_advisory_lock(${MIGRATION_LOCK})`
     await migrate(drizzle(admin), { migrationsFolder: MIGRATIONS })
-    for (const text of routines()) await admin.unsafe(text)
+    await applyRoutines({ exec: (text) => admin.unsafe(text), query: async (text, params = []) => (await admin.unsafe(text, params as never[])) as never })
     await admin`select pg_advisory_unlock(${MIGRATION_LOCK})`
   } finally {
     await admin.end()
@@ -270,7 +263,8 @@ async function openPglite(dataDir?: string): Promise<Database> {
     client = new PGlite({ dataDir, parsers: exactJsonParsers })
     await client.waitReady
     await migrate(drizzle(client), { migrationsFolder: MIGRATIONS })
-    for (const text of routines()) await client.exec(text)
+    const pglite = client
+    await applyRoutines({ exec: (text) => pglite.exec(text), query: async (text, params) => (await pglite.query(text, params)).rows as never })
   } catch (e) {
     release()
     throw e

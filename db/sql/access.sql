@@ -1,4 +1,4 @@
--- Repeatable: applied after the migrations at every start, under the same advisory lock.
+-- Repeatable: applied after the migrations (db/routines.ts) whenever this file or the migrations change, under the same advisory lock.
 -- One row per live key, with `state`: a fingerprint of everything a caller is made of. A caller the process remembers
 -- from an earlier lookup is confirmed against it by the statement that opens each of its tenant transactions
 -- (server/lib/write.ts), inside the transaction, so as exactly as by a lookup of its own and without a round trip.

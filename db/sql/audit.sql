@@ -1,4 +1,4 @@
--- Repeatable: applied after the drizzle-kit migrations at every start, under the same advisory lock.
+-- Repeatable: applied after the migrations (db/routines.ts) whenever this file or the migrations change, under the same advisory lock.
 -- The audit trail is written here, by the database, so no code path can forget it or forge it.
 
 CREATE OR REPLACE FUNCTION audit_redact(row_data jsonb) RETURNS jsonb

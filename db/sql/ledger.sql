@@ -1,4 +1,4 @@
--- Repeatable: applied after the migrations at every start, under the same advisory lock.
+-- Repeatable: applied after the migrations (db/routines.ts) whenever this file or the migrations change, under the same advisory lock.
 -- The ledger's status changes of a whole operation (approve, revert, cancel; server/modules/operations/service.ts).
 -- A plpgsql function because Postgres keeps the plans of its statements for the rest of the session: behind a pooler
 -- in transaction pooling nothing can be prepared, and every statement sent as text is parsed, analysed, rewritten

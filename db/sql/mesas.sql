@@ -1,4 +1,4 @@
--- Repeatable: applied after the migrations at every start, under the same advisory lock.
+-- Repeatable: applied after the migrations (db/routines.ts) whenever this file or the migrations change, under the same advisory lock.
 -- What the auto-fed blotter asks on every change of the ledger (server/modules/mesas/feed.ts): which of the company's
 -- auto-fed mesas hold an account that the given operations move, and which of those operations each one sees. A
 -- plpgsql function because the session keeps the plan of its statement, also behind a pooler in transaction

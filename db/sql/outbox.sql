@@ -1,4 +1,4 @@
--- Repeatable: applied after the migrations at every start, under the same advisory lock.
+-- Repeatable: applied after the migrations (db/routines.ts) whenever this file or the migrations change, under the same advisory lock.
 -- The company's endpoints an event goes to: every enabled endpoint whose filter shares a pattern with `patterns`
 -- (patternsOf in server/modules/webhooks/outbox.ts), or only `endpoint` when one is named (a test ping). The one
 -- statement of this rule, for single events, batches and resends alike; a SQL function, so it is inlined where used.

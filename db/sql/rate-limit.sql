@@ -1,4 +1,4 @@
--- Repeatable: applied after the migrations at every start, under the same advisory lock.
+-- Repeatable: applied after the migrations (db/routines.ts) whenever this file or the migrations change, under the same advisory lock.
 -- Shared rate limits (server/plugins/rate-limit.ts). A process takes up to `want` tokens at once from a bucket
 -- that refills at `per_minute / 60` tokens a second up to `per_minute`, and spends them locally. Tokens leased
 -- are spent for the bucket whether the process uses them or not, so every process together never accepts more

@@ -1,4 +1,4 @@
--- Repeatable: applied after the migrations and audit.sql at every start, under the same advisory lock.
+-- Repeatable: applied after the migrations and audit.sql (db/routines.ts) whenever this file or the migrations change, under the same advisory lock.
 -- Row-level security as a second line behind the application's company filters: every write transaction
 -- (server/lib/write.ts) sets `app.company_id` and then acts as `fos_app`, a role that owns nothing and
 -- bypasses nothing, so the database itself confines what that transaction can read or change to one company.
@@ -34,7 +34,7 @@ DECLARE
   r record;
   tenant text := 'nullif(current_setting(''app.company_id'', true), '''')::integer';
 BEGIN
-  -- Re-granted at every start so a table added by a later migration is usable by the role at once.
+  -- Granted again whenever a migration was added, so a table it made is usable by the role at once.
   EXECUTE format('GRANT USAGE ON SCHEMA %I TO fos_app', current_schema());
   EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO fos_app', current_schema());
   EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA %I TO fos_app', current_schema());

@@ -1,4 +1,4 @@
--- Repeatable: applied after the migrations at every start.
+-- Repeatable: applied after the migrations (db/routines.ts) whenever this file or the migrations change.
 -- Statement exports are written by the database as finished text (server/modules/exports/statement.ts), so the
 -- server forwards chunks instead of parsing and re-serialising every row on its one event loop. The text must be
 -- byte for byte what the server writes itself: JSON money as server/lib/money.ts writes it, CSV cells as csv.ts quotes.
