@@ -16,6 +16,11 @@ interface Waiter {
  * and at most half of them for any one company, so one tenant's burst of long reads leaves room for the others.
  * A request that finds no room waits in line (first come, first served among those eligible) for at most
  * `waitMs`, then is refused 503 with Retry-After instead of piling up behind the pool.
+ *
+ * Written here rather than with p-limit or p-queue: both bound one pool's concurrency, but neither caps one key's
+ * share of it while letting the others past it in line (a per-company cap over one shared limit), and neither
+ * takes a waiter out of the line at a deadline; a queue per company under a shared limit would still need this
+ * scheduling between them. p-limit serves where one bound is all there is (server/access/passwords.ts).
  */
 export class Admission {
   private open = 0
