@@ -151,6 +151,31 @@ describe('exact money out', () => {
     120_000,
   )
 
+  test('money sent as a JSON number keeps every digit on the way in too', async () => {
+    const cli = await seedClient(t, c, { type: 1, currencies: ['ARS'] })
+    // Sent as the text a client writes; JSON.stringify would already round it here.
+    const res = await t.app.handle(
+      new Request('http://fos.test/api/operations', {
+        method: 'POST',
+        headers: { 'x-api-key': c.key, 'content-type': 'application/json' },
+        body: `{"operation_type_id":${typeId},"transactions":[{"account_id":${cli.accounts[0]},"amount":1234567890123.123457},{"account_id":${cli.accounts[0]},"amount":0.1}]}`,
+      }),
+    )
+    const text = await res.text()
+    expect(res.status).toBe(201)
+    expect(text).toContain('"amount":1234567890123.123457')
+    expect(text).toContain('"amount":0.1')
+    // A number a float holds exactly is still read as a number: an id sent as 1.0 is the id 1.
+    const page = await t.app.handle(
+      new Request('http://fos.test/api/operations/batch', {
+        method: 'POST',
+        headers: { 'x-api-key': c.key, 'content-type': 'application/json' },
+        body: `{"operations":[{"operation_type_id":${typeId}.0,"transactions":[{"account_id":${cli.accounts[0]},"amount":"5"}]}]}`,
+      }),
+    )
+    expect(page.status).toBe(201)
+  })
+
   test('an idempotent replay answers the same digits', async () => {
     const cli = await seedClient(t, c, { type: 1, currencies: ['ARS'] })
     const body = { operation_type_id: typeId, transactions: [{ account_id: cli.accounts[0], amount: '9999999999999999999999.999999' }] }

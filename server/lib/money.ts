@@ -72,3 +72,18 @@ export function storedAmount(value: unknown): string | null {
   const rounded = dec(value).toDecimalPlaces(MONEY_SCALE)
   return rounded.abs().lt(MONEY_LIMIT) ? rounded.toFixed(MONEY_SCALE) : null
 }
+
+/**
+ * A request body's JSON, with every number whose text a binary float cannot hold exactly kept as that text: money
+ * sent as a JSON number (`1234567890123.123457`) then keeps every digit, and the schemas read it as they read a
+ * decimal string. Numbers a float holds exactly (ids, counts, `1.5`, `1e3`) stay numbers. Uses JSON.parse's source
+ * text access (its reviver's third argument).
+ */
+export function parseExactNumbers(text: string): unknown {
+  return JSON.parse(text, (_key: string, value: unknown, context?: { source?: string }) => {
+    if (typeof value !== 'number' || context?.source === undefined) return value
+    const source = context.source
+    if (String(value) === source || !Number.isFinite(value)) return value
+    return new D(source).equals(new D(String(value))) ? value : source
+  })
+}

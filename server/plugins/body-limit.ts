@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { ErrorCode } from '../lib/errors'
 import { JsonDepthScanner } from '../lib/json-depth'
+import { parseExactNumbers } from '../lib/money'
 
 export interface BodyLimits {
   /** Bound on every JSON body. */
@@ -204,7 +205,7 @@ export function bodyLimit(limits: BodyLimits) {
         bytes,
         text,
         blob: async () => new Blob([await bytes()], { type: contentType ?? '' }),
-        json: async () => JSON.parse(await text()),
+        json: async () => parseExactNumbers(await text()),
         formData: async () => new Response(await bytes(), { headers: { 'content-type': contentType ?? '' } }).formData(),
       })
     })
