@@ -178,6 +178,66 @@ describe('dispenser layout', () => {
     }, 60_000)
   }
 
+  /** 60 characters (what the field takes), one with emoji and combining accents (NFD), one with no space at all. */
+  const NAMES = [
+    'María José Fernández de la Torre Etcheverry y Gómez Palacios'.slice(0, 60),
+    'Jose\u0301 Nun\u0303ez 👩‍💻🇦🇷 Mu\u0308ller Sa\u0301nchez 😀😀😀 Ibarguren Echeverri\u0301a',
+    'W'.repeat(60),
+  ]
+
+  for (const [width, height] of [
+    [1280, 800],
+    [800, 1280],
+  ]) {
+    test(`${width}×${height}: the name step, empty, with long names and with its message`, async () => {
+      const page = await chromium.context.newPage()
+      await page.setViewportSize({ width, height })
+      try {
+        for (const asks of ['optional', 'required'] as const) {
+          const token = `names-${asks}-${width}`
+          feed.dispensers.set(token, generateDispenserView(6, 40, asks))
+          await page.goto(`${feed.base}/dispenser/${token}`)
+          await page.getByTestId('service-button').first().click({ timeout: SLOW })
+          await page.getByTestId('name-step').waitFor()
+          // Typing starts at once: the tablet's keyboard comes up on the field.
+          expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('name-field')
+          expect(await page.getByTestId('name-skip').count()).toBe(asks === 'optional' ? 1 : 0)
+          await settled(page)
+          expect({ asks, problems: await findLayoutProblems(page) }).toEqual({ asks, problems: [] })
+          if (PICTURES && asks === 'optional' && width > height) await page.screenshot({ path: join(PICTURES, 'dispenser-name.png') })
+          await page.getByTestId('name-continue').click()
+          expect(await page.getByTestId('name-error').textContent()).toBe(
+            asks === 'required' ? 'Escriba su nombre para tomar el número.' : 'Escriba su nombre o toque «Seguir sin nombre».',
+          )
+          await settled(page)
+          expect({ asks, problems: await findLayoutProblems(page) }).toEqual({ asks, problems: [] })
+          for (const name of NAMES) {
+            await page.getByTestId('name-field').fill('')
+            await page.getByTestId('name-field').pressSequentially(name)
+            await page.getByTestId('name-error').waitFor({ state: 'detached', timeout: 1000 })
+            await settled(page)
+            // All of it is kept and shows, in type still large enough to check at arm's length.
+            expect(await page.getByTestId('name-field').inputValue()).toBe(name)
+            expect({ name, problems: await findLayoutProblems(page) }).toEqual({ name, problems: [] })
+            expect(parseFloat(await page.getByTestId('name-field').evaluate((el) => getComputedStyle(el).fontSize))).toBeGreaterThanOrEqual(18)
+          }
+          // Past 60 characters (as people count them: a flag is one) nothing more is taken.
+          await page.getByTestId('name-field').pressSequentially('🇦🇷X')
+          expect(await page.getByTestId('name-field').inputValue()).toBe(NAMES[2])
+        }
+        // The issued number says whose it is.
+        await page.getByTestId('name-field').fill(NAMES[1])
+        await page.getByTestId('name-field').press('Enter')
+        await page.getByTestId('issued-name').waitFor({ timeout: SLOW })
+        expect(await page.getByTestId('issued-name').textContent()).toBe(`A nombre de ${NAMES[1].normalize('NFC')}`)
+        await settled(page)
+        expect(await findLayoutProblems(page)).toEqual([])
+      } finally {
+        await page.close()
+      }
+    }, 60_000)
+  }
+
   test('warns before a tap while the server cannot be reached, and recovers by itself', async () => {
     const page = await chromium.context.newPage()
     await page.setViewportSize({ width: 1280, height: 800 })

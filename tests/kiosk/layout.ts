@@ -152,8 +152,11 @@ export function generateSnapshot(spec: SnapshotSpec) {
   }
 }
 
-/** The dispenser's `GET …/services` answer with `count` services whose names are `nameLength` characters long. */
-export function generateDispenserView(count: number, nameLength: number) {
+/**
+ * The dispenser's `GET …/services` answer with `count` services whose names are `nameLength` characters long, and
+ * its `dispenserAsksName` setting.
+ */
+export function generateDispenserView(count: number, nameLength: number, asksName: 'off' | 'optional' | 'required' = 'off') {
   const names = [
     'Compra/Venta de divisas y transferencias',
     'Transferencias al exterior y giros SWIFT',
@@ -166,6 +169,7 @@ export function generateDispenserView(count: number, nameLength: number) {
     companyName: 'Cambios del Litoral',
     timezone: 'America/Argentina/Buenos_Aires',
     priority: true,
+    asksName,
     services: Array.from({ length: count }, (_, i) => ({
       id: i + 1,
       name: sized(names[i % names.length], nameLength),

@@ -1,11 +1,20 @@
 import { createSignal, For, Match, onCleanup, onMount, Show, Switch } from 'solid-js'
 import { createFitGroup, fitText } from '../fit'
+import { clipName, nameToSend } from '../names'
 
 interface View {
   companyName: string
   timezone: string
   priority: boolean
-  services: { id: number; name: string; prefix: string }[]
+  /** Whether a name is asked after a service is touched (the `dispenserAsksName` setting). */
+  asksName?: 'off' | 'optional' | 'required'
+  services: Service[]
+}
+
+interface Service {
+  id: number
+  name: string
+  prefix: string
 }
 
 interface Issued {
@@ -20,6 +29,8 @@ const SHOW_MS = 8000
 /** How often the tablet checks that the server answers: while it does not, people are told before they tap. */
 const PROBE_MS = 15_000
 const PROBE_OFFLINE_MS = 5_000
+/** A name step left alone this long goes back to the services: the next customer should not find someone else's. */
+const NAME_IDLE_MS = 45_000
 
 /** `/dispenser/{token}` → token. */
 export function tokenFromPath(pathname: string): string | null {
@@ -54,12 +65,139 @@ function Message(props: { title: string; text: string }) {
   )
 }
 
+/**
+ * The name field keeps one size (so the buttons under it never move) and its type shrinks until the whole name
+ * shows. Measured here rather than with fitText: that one refits on DOM changes, and a field's value is not one.
+ */
+function fitField(field: HTMLTextAreaElement) {
+  field.style.fontSize = ''
+  let size = parseFloat(getComputedStyle(field).fontSize)
+  while (field.scrollHeight > field.clientHeight + 1 && size > 14) {
+    size -= 1
+    field.style.fontSize = `${size}px`
+  }
+}
+
+function NameStep(props: {
+  service: Service
+  priority: boolean
+  required: boolean
+  busy: boolean
+  reachable: boolean
+  error: string | null
+  onTake: (name: string | null) => void
+  onBack: () => void
+}) {
+  const [typed, setTyped] = createSignal('')
+  // Shown after «Continuar» with nothing written, and gone as soon as something is.
+  const [tried, setTried] = createSignal(false)
+  const problem = () =>
+    tried() && !nameToSend(typed())
+      ? props.required
+        ? 'Escriba su nombre para tomar el número.'
+        : 'Escriba su nombre o toque «Seguir sin nombre».'
+      : null
+  let field: HTMLTextAreaElement | undefined
+  let idle: ReturnType<typeof setTimeout> | undefined
+  const stillHere = () => {
+    clearTimeout(idle)
+    idle = setTimeout(props.onBack, NAME_IDLE_MS)
+  }
+  onMount(() => {
+    field?.focus()
+    stillHere()
+  })
+  onCleanup(() => clearTimeout(idle))
+  const submit = (e?: Event) => {
+    e?.preventDefault()
+    stillHere()
+    setTried(true)
+    const name = nameToSend(typed())
+    if (!name) return field?.focus()
+    props.onTake(name)
+  }
+  const edit = (el: HTMLTextAreaElement) => {
+    stillHere()
+    // A line break (pasted, or a keyboard's own Enter) would be part of no name; the limit counts what people see.
+    const clipped = clipName(el.value)
+    if (clipped !== el.value) el.value = clipped
+    setTyped(clipped)
+    fitField(el)
+  }
+  return (
+    <main class="name-step" data-testid="name-step" classList={{ unreachable: !props.reachable }}>
+      <form class="name-form" onSubmit={submit} noValidate>
+        <p class="chosen" data-testid="name-service">
+          <span class="prefix">{props.service.prefix}</span>
+          <span class="chosen-name">
+            {props.service.name}
+            <Show when={props.priority}> · Prioridad</Show>
+          </span>
+        </p>
+        <h1>¿A nombre de quién?</h1>
+        <label for="customer-name">{props.required ? 'Escriba su nombre y apellido para tomar el número.' : 'Escriba su nombre si quiere que lo llamemos por él (es opcional).'}</label>
+        <textarea
+          ref={field}
+          id="customer-name"
+          name="customer_name"
+          class="name-field"
+          rows={2}
+          autocomplete="name"
+          autocapitalize="words"
+          spellcheck={false}
+          enterkeyhint="done"
+          aria-required={props.required ? 'true' : undefined}
+          aria-invalid={problem() ? 'true' : undefined}
+          aria-describedby={problem() ? 'customer-name-error' : undefined}
+          placeholder="Nombre y apellido"
+          onInput={(e) => edit(e.currentTarget)}
+          onKeyDown={(e) => {
+            // One line only: Enter means «Continuar», as on any form.
+            if (e.key === 'Enter' && !e.isComposing) submit(e)
+          }}
+          data-testid="name-field"
+        />
+        <Show when={problem()}>
+          <p class="error" role="alert" id="customer-name-error" data-testid="name-error">
+            {problem()}
+          </p>
+        </Show>
+        <Show when={!props.reachable}>
+          <p class="error" role="alert" data-testid="dispenser-offline">
+            Sin conexión con el servidor: por ahora no se entregan números. Consulte en la ventanilla.
+          </p>
+        </Show>
+        <Show when={props.reachable && props.error}>
+          <p class="error" role="alert" data-testid="dispenser-error">
+            {props.error}
+          </p>
+        </Show>
+        <div class="name-actions">
+          <button type="button" class="back" onClick={props.onBack} data-testid="name-back">
+            Volver
+          </button>
+          <Show when={!props.required}>
+            <button type="button" class="skip" disabled={props.busy || !props.reachable} onClick={() => props.onTake(null)} data-testid="name-skip">
+              Seguir sin nombre
+            </button>
+          </Show>
+          <button type="submit" class="go" disabled={props.busy || !props.reachable} data-testid="name-continue">
+            Continuar
+          </button>
+        </div>
+      </form>
+    </main>
+  )
+}
+
 function Machine(props: { token: string }) {
   const base = `/api/public/ventanilla/${encodeURIComponent(props.token)}`
   const [view, setView] = createSignal<View | null>(null)
   const [state, setState] = createSignal<'loading' | 'ready' | 'disabled' | 'offline'>('loading')
   const [priority, setPriority] = createSignal(false)
-  const [issued, setIssued] = createSignal<(Issued & { at: string }) | null>(null)
+  const [issued, setIssued] = createSignal<(Issued & { at: string; name: string | null }) | null>(null)
+  // The service touched while its name is being asked.
+  const [asking, setAsking] = createSignal<Service | null>(null)
   const [error, setError] = createSignal<string | null>(null)
   const [busy, setBusy] = createSignal(false)
   // `?imprimir=1`: a tablet with a ticket printer (e.g. Chromium in kiosk mode with silent printing) prints each number.
@@ -109,11 +247,20 @@ function Machine(props: { token: string }) {
   const reset = () => {
     clearTimeout(back)
     setIssued(null)
+    setAsking(null)
     setPriority(false)
     setError(null)
   }
 
-  const take = async (serviceId: number) => {
+  const asksName = () => view()?.asksName ?? 'off'
+  const choose = (service: Service) => {
+    if (busy()) return
+    if (asksName() === 'off') return void take(service.id, null)
+    setError(null)
+    setAsking(service)
+  }
+
+  const take = async (serviceId: number, name: string | null) => {
     if (busy()) return
     setBusy(true)
     setError(null)
@@ -121,16 +268,24 @@ function Machine(props: { token: string }) {
       const res = await fetch(`${base}/tickets`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ service_id: serviceId, priority: priority() }),
+        body: JSON.stringify({ service_id: serviceId, priority: priority(), ...(name !== null && { customer_name: name }) }),
       })
       if (res.status === 404) return setState('disabled')
       if (res.status === 429) return setError('Hay muchos pedidos en este momento. Espere unos segundos y vuelva a intentar.')
       if (res.status === 422) {
         await load()
+        setAsking(null)
         return setError('Ese servicio ya no está disponible.')
       }
+      // The name became required after this screen was loaded: the name step asks for it from now on.
+      if (res.status === 400 && name === null) {
+        await load()
+        if (!asking()) setAsking(view()?.services.find((s) => s.id === serviceId) ?? null)
+        return setError('Para tomar un número hace falta escribir su nombre.')
+      }
       if (!res.ok) return setError('No se pudo entregar el número. Intente de nuevo o consulte en la ventanilla.')
-      setIssued({ ...((await res.json()) as Issued), at: printedAt(view()?.timezone) })
+      setAsking(null)
+      setIssued({ ...((await res.json()) as Issued), at: printedAt(view()?.timezone), name })
       if (print) setTimeout(() => window.print(), 50)
       clearTimeout(back)
       back = setTimeout(reset, SHOW_MS)
@@ -157,6 +312,11 @@ function Machine(props: { token: string }) {
             <div class="number" data-testid="issued-number">
               {t().number}
             </div>
+            <Show when={t().name}>
+              <p class="for" data-testid="issued-name">
+                A nombre de {t().name}
+              </p>
+            </Show>
             <p class="service">
               {t().service}
               <Show when={t().priority}> · Prioridad</Show>
@@ -169,6 +329,23 @@ function Machine(props: { token: string }) {
           </main>
         )}
       </Match>
+      <Match when={asking()}>
+        {(s) => (
+          <NameStep
+            service={s()}
+            priority={priority()}
+            required={asksName() === 'required'}
+            busy={busy()}
+            reachable={reachable()}
+            error={error()}
+            onTake={(name) => take(s().id, name)}
+            onBack={() => {
+              setAsking(null)
+              setError(null)
+            }}
+          />
+        )}
+      </Match>
       <Match when={view()}>
         {(v) => (
           <main class="menu" classList={{ unreachable: !reachable() }}>
@@ -179,7 +356,7 @@ function Machine(props: { token: string }) {
             <div class="services">
               <For each={v().services} fallback={<p class="empty">No hay servicios disponibles.</p>}>
                 {(s) => (
-                  <button type="button" class="service-button" disabled={busy() || !reachable()} onClick={() => take(s.id)} data-testid="service-button">
+                  <button type="button" class="service-button" disabled={busy() || !reachable()} onClick={() => choose(s)} data-testid="service-button">
                     <span class="prefix">{s.prefix}</span>
                     <span class="service-name" ref={(el) => fitText(el, { min: 12, group: names, max: (b) => Math.min(b.clientHeight / 1.2, Math.min(innerWidth, innerHeight) * 0.05) })}>
                       <span>{s.name}</span>
