@@ -1,6 +1,7 @@
 import { createMemo, createSignal, For, type JSX, Match, onCleanup, onMount, Show, Switch, untrack } from 'solid-js'
 import { createSSE } from '../sse'
-import { api, ApiFailure, explain, type QueueService, type Session, type Ticket } from './api'
+import { clipName, NAME_MAX, nameToSend } from '../names'
+import { api, ApiFailure, explain, type QueueService, type Serving, type Session, type Ticket } from './api'
 import { elapsed, nextService } from './format'
 
 const STORE = {
@@ -264,8 +265,15 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
   const [message, setMessage] = createSignal<{ kind: 'error' | 'info'; text: string; network?: boolean } | null>(null)
   const [busy, setBusy] = createSignal(false)
   const [transferring, setTransferring] = createSignal(false)
+  // The name field of the ticket being served, open while its text is being typed or corrected.
+  const [editing, setEditing] = createSignal(false)
+  const [draft, setDraft] = createSignal('')
+  let nameField: HTMLInputElement | undefined
+  let editButton: HTMLButtonElement | undefined
 
   const remember = (t: Ticket | null) => {
+    // Another ticket (or none) is served now: a name being typed was for the one before.
+    if (t?.id !== untrack(current)?.id) setEditing(false)
     setCurrent(t)
     save(STORE.current, t)
   }
@@ -273,7 +281,12 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
   const feed = createSSE('/api/ventanilla/events', {
     events: {
       queue: (e) => {
-        setQueue((JSON.parse(e.data) as { data: QueueService[] }).data)
+        const update = JSON.parse(e.data) as { data: QueueService[]; serving?: Serving[] }
+        setQueue(update.data)
+        // A name written elsewhere (another desk, the manager app) shows here too.
+        const mine = untrack(current)
+        const listed = mine && update.serving?.find((s) => s.ticket.id === mine.id)
+        if (listed && listed.ticket.customer_name !== mine.customer_name) remember({ ...mine, customer_name: listed.ticket.customer_name })
         // Live data is proof the server is reachable again: a connection failure said earlier no longer holds.
         if (untrack(message)?.network) setMessage(null)
       },
@@ -370,6 +383,36 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
     setTransferring(true)
   }
 
+  const startEdit = () => {
+    const t = current()
+    if (!t) return onCurrent(async () => {})
+    setTransferring(false)
+    setDraft(t.customer_name ?? '')
+    setEditing(true)
+  }
+  const stopEdit = () => {
+    setEditing(false)
+    editButton?.focus()
+  }
+  const saveName = () =>
+    onCurrent(async (t) => {
+      try {
+        remember(await api<Ticket>('PATCH', `/api/ventanilla/tickets/${t.id}`, { customer_name: nameToSend(draft()) }))
+        stopEdit()
+        setMessage({ kind: 'info', text: `Nombre de ${t.number} guardado.` })
+      } catch (err) {
+        // Finished or marked absent meanwhile (at another desk, or from another tab): nothing left to rename here.
+        if (err instanceof ApiFailure && err.code === 'TICKET_CLOSED') {
+          remember(null)
+          setMessage({ kind: 'error', text: `${t.number} ya estaba cerrado (finalizado o ausente): el nombre no se guardó.` })
+          return
+        }
+        // Anything else leaves the field open with what was typed, to try again.
+        nameField?.focus()
+        throw err
+      }
+    })
+
   const signOut = () =>
     act(async () => {
       await api('DELETE', '/api/sessions/current').catch((err) => {
@@ -381,6 +424,14 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
 
   const onKey = (e: KeyboardEvent) => {
     if (e.ctrlKey || e.altKey || e.metaKey || typing(e)) return
+    // While a name is open, only Escape means something outside its field (a letter must not finish the ticket).
+    if (editing()) {
+      if (e.key === 'Escape') {
+        e.preventDefault()
+        stopEdit()
+      }
+      return
+    }
     if (transferring()) {
       if (e.key === 'Escape') setTransferring(false)
       const n = Number(e.key)
@@ -388,7 +439,7 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
       e.preventDefault()
       return
     }
-    const actions: Record<string, () => unknown> = { ' ': callNext, r: callAgain, f: finish, n: noShow, t: startTransfer }
+    const actions: Record<string, () => unknown> = { ' ': callNext, r: callAgain, f: finish, n: noShow, t: startTransfer, e: startEdit }
     const action = actions[e.key.toLowerCase()]
     if (!action) return
     e.preventDefault()
@@ -430,8 +481,73 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
                     <span class="mark">Prioridad</span>
                   </Show>
                 </div>
-                <Show when={t().customer_name} fallback={<div class="customer anonymous">Sin nombre</div>}>
-                  {(name) => <div class="customer">{name()}</div>}
+                <Show
+                  when={editing()}
+                  fallback={
+                    <div class="customer-row">
+                      <Show when={t().customer_name} fallback={<div class="customer anonymous">Sin nombre</div>}>
+                        {(name) => (
+                          <div class="customer" data-testid="current-name">
+                            {name()}
+                          </div>
+                        )}
+                      </Show>
+                      <button ref={editButton} type="button" class="edit-name" onClick={startEdit} disabled={busy()} data-testid="edit-name">
+                        Editar nombre <kbd>E</kbd>
+                      </button>
+                    </div>
+                  }
+                >
+                  <form
+                    class="name-edit"
+                    data-testid="name-edit"
+                    noValidate
+                    onSubmit={(e) => {
+                      e.preventDefault()
+                      void saveName()
+                    }}
+                  >
+                    <label for="current-name-field">Nombre del cliente de {t().number}</label>
+                    <input
+                      ref={(el) => {
+                        nameField = el
+                        // Drawn on the click or key that opened it: typing starts at once, over the old name.
+                        queueMicrotask(() => {
+                          el.focus()
+                          el.select()
+                        })
+                      }}
+                      id="current-name-field"
+                      name="customer_name"
+                      autocomplete="off"
+                      spellcheck={false}
+                      value={draft()}
+                      onInput={(e) => {
+                        const clipped = clipName(e.currentTarget.value)
+                        if (clipped !== e.currentTarget.value) e.currentTarget.value = clipped
+                        setDraft(clipped)
+                      }}
+                      onKeyDown={(e) => {
+                        if (e.key === 'Escape') {
+                          e.preventDefault()
+                          stopEdit()
+                        }
+                      }}
+                      aria-describedby="current-name-hint"
+                      data-testid="name-field"
+                    />
+                    <p class="muted hint" id="current-name-hint">
+                      Hasta {NAME_MAX} caracteres; vacío lo deja sin nombre. Enter guarda, Esc cancela.
+                    </p>
+                    <div class="row">
+                      <button type="button" onClick={stopEdit} disabled={busy()}>
+                        Cancelar <kbd>Esc</kbd>
+                      </button>
+                      <button type="submit" class="primary" disabled={busy()} data-testid="save-name">
+                        Guardar <kbd>Enter</kbd>
+                      </button>
+                    </div>
+                  </form>
                 </Show>
                 <div class="muted">{serviceName(t().service_id)}</div>
                 <div class="timer" data-testid="timer" title="Tiempo desde el último llamado">

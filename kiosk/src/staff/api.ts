@@ -49,6 +49,14 @@ export interface Ticket {
   created_at: string
 }
 
+/** A desk's ticket called and not yet finished or no-show, as the queue and its stream list them. */
+export interface Serving {
+  desk: string
+  ticket: { id: number; number: string; customer_name: string | null; service_id: number }
+  employee: { id: number; name: string } | null
+  called_at: string
+}
+
 /** Same-origin JSON request with the session cookie; the browser adds the Origin header writes need. */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response
