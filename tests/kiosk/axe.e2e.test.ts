@@ -125,6 +125,29 @@ describe('axe-core finds nothing', () => {
     await page.close()
   }, 60_000)
 
+  test('dispenser name step, empty and with its message, at both tablet sizes', async () => {
+    await ok('PATCH', '/api/ventanilla/settings', { dispenserAsksName: 'optional' })
+    const page = await chromium.context.newPage()
+    try {
+      for (const [width, height] of [
+        [1280, 800],
+        [800, 1280],
+      ]) {
+        await page.setViewportSize({ width, height })
+        await page.goto(dispenserUrl)
+        await page.getByTestId('service-button').first().click({ timeout: SLOW })
+        await page.getByTestId('name-step').waitFor()
+        expect(await violations(page)).toEqual([])
+        await page.getByTestId('name-continue').click()
+        await page.getByTestId('name-error').waitFor()
+        expect(await violations(page)).toEqual([])
+      }
+    } finally {
+      await page.close()
+      await ok('PATCH', '/api/ventanilla/settings', { dispenserAsksName: 'off' })
+    }
+  }, 60_000)
+
   test('counter console: sign-in (with its messages), setup and desk', async () => {
     const page = await chromium.context.newPage()
     await page.goto(`${server.base}/staff`)
@@ -145,6 +168,9 @@ describe('axe-core finds nothing', () => {
     await page.getByTestId('queue-A').waitFor({ timeout: SLOW })
     await page.keyboard.press('Space')
     await page.getByTestId('current-ticket').waitFor({ timeout: SLOW })
+    expect(await violations(page)).toEqual([])
+    await page.keyboard.press('e')
+    await page.getByTestId('name-edit').waitFor()
     expect(await violations(page)).toEqual([])
     await page.close()
   }, 60_000)
