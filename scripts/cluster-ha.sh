@@ -29,6 +29,11 @@
 #   scripts/cluster-ha.sh kill DIR N       kill -9 node N: its keeper and its Postgres, like a machine lost
 #   scripts/cluster-ha.sh start DIR N      starts node N's keeper again; it rejoins as a standby (pg_rewind)
 #   scripts/cluster-ha.sh backup DIR       a full pgBackRest backup taken from the current primary
+#   scripts/cluster-ha.sh archived DIR     switches to a new WAL file and waits until the finished one is archived
+#   scripts/cluster-ha.sh restore DIR TIME PORT
+#                                          restores the latest backup plus archived WAL up to TIME (a timestamptz)
+#                                          into DIR/restore-PORT, a fresh instance of its own on PORT, and waits
+#                                          until it has been promoted; stopped with the cluster
 #   scripts/cluster-ha.sh autoctl DIR ARGS pg_autoctl ARGS as the postgres user, against node 1's keeper
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,14 +102,48 @@ backup() {
   as_postgres pgbackrest --stanza=$STANZA --pg1-path="$DIR/node-$p" --pg1-port="$(node_port "$p")" --type=full backup
 }
 
+# Every WAL file written so far is in the archive: what a point-in-time restore up to now needs.
+archived() {
+  local p wal
+  p=$(primary_of)
+  wal=$(node_sql "$p" "select pg_walfile_name(pg_switch_wal())")
+  for _ in $(seq 1 300); do
+    [ "$(node_sql "$p" "select coalesce(last_archived_wal >= '$wal', false) from pg_stat_archiver")" = t ] && return 0
+    sleep 0.1
+  done
+  echo "cluster-ha: $wal was not archived within 30 s (see $DIR/pgbackrest)" >&2
+  return 1
+}
+
+# A fresh instance from the backup and the archive, recovered up to TIME then promoted. The copied configuration is
+# the primary's: its port, its synchronous standby (which would hold every commit) and its archiving (which would
+# write this instance's WAL into the cluster's archive) are overridden on the command line.
+restore() {
+  local time=$1 port=$2 target="$DIR/restore-$2"
+  mkdir -p "$target"
+  chown postgres:postgres "$target"
+  chmod 700 "$target"
+  as_postgres pgbackrest --stanza=$STANZA --pg1-path="$target" --type=time --target="$time" --target-action=promote restore
+  as_postgres pg_ctl -D "$target" -l "$target.log" -w -t 120 \
+    -o "-p $port -c listen_addresses=127.0.0.1 -c synchronous_standby_names= -c archive_mode=off -c logging_collector=off" start >/dev/null
+  for _ in $(seq 1 600); do
+    [ "$(psql -X -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atqc 'select pg_is_in_recovery()' 2>/dev/null)" = f ] && return 0
+    sleep 0.1
+  done
+  echo "cluster-ha: the restored instance did not leave recovery; its log: $target.log" >&2
+  return 1
+}
+
 case "${1:-}" in
-primary | kill | start | backup | autoctl)
+primary | kill | start | backup | archived | restore | autoctl)
   DIR=${2:?cluster directory}
   case $1 in
   primary) primary_of ;;
   kill) kill_node "${3:?node number}" ;;
   start) start_node "${3:?node number}" run --pgdata "$DIR/node-$3" ;;
   backup) backup ;;
+  archived) archived ;;
+  restore) restore "${3:?target time}" "${4:?port}" ;;
   autoctl) shift 2; as_postgres pg_autoctl "$@" --pgdata "$DIR/node-1" ;;
   esac
   exit 0
@@ -164,6 +203,10 @@ stop() {
     [ -f "$DIR/node-$n.pid" ] && kill -TERM -- "-$(cat "$DIR/node-$n.pid")" 2>/dev/null || true
   done
   [ -n "$MONITOR_PID" ] && kill -TERM -- "-$MONITOR_PID" 2>/dev/null || true
+  local restored
+  for restored in "$DIR"/restore-*/postmaster.pid; do
+    [ -f "$restored" ] && as_postgres pg_ctl -D "${restored%/postmaster.pid}" -m immediate stop >/dev/null 2>&1 || true
+  done
   for _ in $(seq 1 100); do
     pids=$( (node_pids 1; node_pids 2; [ -n "$MONITOR_PID" ] && pgrep -g "$MONITOR_PID") 2>/dev/null || true)
     [ -z "$pids" ] && break
