@@ -28,6 +28,7 @@
 #   scripts/cluster-ha.sh primary DIR      prints the node number (1 or 2) whose Postgres takes writes
 #   scripts/cluster-ha.sh kill DIR N       kill -9 node N: its keeper and its Postgres, like a machine lost
 #   scripts/cluster-ha.sh start DIR N      starts node N's keeper again; it rejoins as a standby (pg_rewind)
+#   scripts/cluster-ha.sh healthy DIR      waits until one node is primary and the other a synchronous standby
 #   scripts/cluster-ha.sh backup DIR       a full pgBackRest backup taken from the current primary
 #   scripts/cluster-ha.sh archived DIR     switches to a new WAL file and waits until the finished one is archived
 #   scripts/cluster-ha.sh restore DIR TIME PORT
@@ -134,13 +135,28 @@ restore() {
   return 1
 }
 
+healthy() {
+  local port states
+  port=$(cat "$DIR/monitor.port")
+  for _ in $(seq 1 1200); do
+    states=$(psql -X -h 127.0.0.1 -p "$port" -U postgres -d pg_auto_failover -Atqc \
+      "select string_agg(reportedstate::text || '/' || goalstate::text || '/' || health, ' ' order by reportedstate) from pgautofailover.node" 2>/dev/null || true)
+    # The monitor's own health check must have seen both: it does not promote a standby it has not found healthy.
+    [ "$states" = "primary/primary/1 secondary/secondary/1" ] && return 0
+    sleep 0.1
+  done
+  echo "cluster-ha: not healthy after 120 s: $states" >&2
+  return 1
+}
+
 case "${1:-}" in
-primary | kill | start | backup | archived | restore | autoctl)
+primary | kill | start | healthy | backup | archived | restore | autoctl)
   DIR=${2:?cluster directory}
   case $1 in
   primary) primary_of ;;
   kill) kill_node "${3:?node number}" ;;
   start) start_node "${3:?node number}" run --pgdata "$DIR/node-$3" ;;
+  healthy) healthy ;;
   backup) backup ;;
   archived) archived ;;
   restore) restore "${3:?target time}" "${4:?port}" ;;
@@ -228,6 +244,7 @@ if [ "${CLUSTER_STOP_ON_EOF:-}" = 1 ]; then
   (cat >/dev/null; kill -TERM $$ 2>/dev/null) <&0 &
 fi
 
+echo "$MONITOR_PORT" >"$DIR/monitor.port"
 echo "${NODE_PORTS[0]}" >"$DIR/node-1.port"
 echo "${NODE_PORTS[1]}" >"$DIR/node-2.port"
 
