@@ -27,6 +27,7 @@
 # Subcommands on a running cluster's directory (for drills, tests and the failover bench):
 #   scripts/cluster-ha.sh primary DIR      prints the node number (1 or 2) whose Postgres takes writes
 #   scripts/cluster-ha.sh kill DIR N       kill -9 node N: its keeper and its Postgres, like a machine lost
+#   scripts/cluster-ha.sh stop DIR N       stops node N cleanly (pg_autoctl stop: keeper and Postgres), for maintenance
 #   scripts/cluster-ha.sh start DIR N      starts node N's keeper again; it rejoins as a standby (pg_rewind)
 #   scripts/cluster-ha.sh healthy DIR      waits until one node is primary and the other a synchronous standby
 #   scripts/cluster-ha.sh backup DIR       a full pgBackRest backup taken from the current primary
@@ -150,11 +151,15 @@ healthy() {
 }
 
 case "${1:-}" in
-primary | kill | start | healthy | backup | archived | restore | autoctl)
+primary | kill | stop | start | healthy | backup | archived | restore | autoctl)
   DIR=${2:?cluster directory}
   case $1 in
   primary) primary_of ;;
   kill) kill_node "${3:?node number}" ;;
+  stop)
+    as_postgres pg_autoctl stop --pgdata "$DIR/node-${3:?node number}"
+    for _ in $(seq 1 300); do [ -z "$(node_pids "$3")" ] && break; sleep 0.1; done
+    ;;
   start) start_node "${3:?node number}" run --pgdata "$DIR/node-$3" ;;
   healthy) healthy ;;
   backup) backup ;;

@@ -4,19 +4,43 @@
  * restored up to T into a fresh instance holds A and not B, and the service started on it verifies the audit chain.
  */
 import { describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { SignJWT } from 'jose'
 import { SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
-import { startServer } from './server'
+import { freePort, serverEnv } from './server'
 import { distinctPorts, startHaCluster } from '../scripts/cluster-ha'
 
 const NEEDED = ['/usr/bin/pg_autoctl', '/usr/bin/pgbackrest', '/usr/lib/postgresql/15/bin/postgres', '/usr/sbin/haproxy']
 const missing = NEEDED.filter((f) => !existsSync(f))
 
 type Json = Record<string, any>
+const ROOT = join(import.meta.dir, '..')
+
+/** `bun server/main.ts` on `databaseUrl`, not waited for: the tests here start it before its database answers. */
+function spawnServer(dataDir: string, port: number, databaseUrl: string) {
+  return Bun.spawn([process.execPath, 'server/main.ts'], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe', env: serverEnv(port, { dataDir, databaseUrl }) })
+}
+
+/** Polls /health until `want`; resolves to the last answer (status, code, Retry-After). */
+async function health(base: string, want: number, ms: number) {
+  const deadline = Date.now() + ms
+  let last = { status: 0, code: '', retryAfter: null as string | null }
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${base}/health`)
+      const body = (await res.json().catch(() => ({}))) as Json
+      last = { status: res.status, code: body.code ?? body.status, retryAfter: res.headers.get('retry-after') }
+      if (res.status === want) return last
+    } catch {
+      // Not listening yet.
+    }
+    await Bun.sleep(200)
+  }
+  return last
+}
 
 async function call(base: string, method: string, path: string, opts: { key?: string; bearer?: string; body?: unknown } = {}) {
   const headers: Record<string, string> = {}
@@ -28,7 +52,7 @@ async function call(base: string, method: string, path: string, opts: { key?: st
 }
 
 describe('restore drill', () => {
-  const name = 'pgBackRest: a point-in-time restore between two writes has the earlier, not the later, and a verified audit chain'
+  const name = 'pgBackRest: a point-in-time restore between two writes has the earlier, not the later, and a verified audit chain; a service on no primary waits with 503'
   if (missing.length) test.skip(`${name} [needs ${missing.join(', ')}: not installed (Debian: apt-get install postgresql-15-auto-failover pgbackrest haproxy)]`, () => {})
   else
     test(
@@ -39,7 +63,7 @@ describe('restore drill', () => {
           1,
         )
         const dataDir = mkdtempSync(join(tmpdir(), 'fos-restore-'))
-        let server: Awaited<ReturnType<typeof startServer>> | undefined
+        const servers: ReturnType<typeof spawnServer>[] = []
         try {
           const base = cluster.base
           const jwt = await new SignJWT({ email: SUPERADMIN_EMAIL }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(SUPERADMIN_SECRET))
@@ -70,7 +94,22 @@ describe('restore drill', () => {
           expect(b.status).toBe(201)
           await cluster.control('archived')
 
-          const [port, serverPort] = distinctPorts(2)
+          // A standby as the only host: the process stays up, refuses with 503 and says why in its log.
+          const primary = await cluster.control('primary')
+          const standbyPort = readFileSync(join(cluster.dir, `node-${3 - Number(primary)}.port`), 'utf8').trim()
+          const [port, deadPort, serverPort, standbyServerPort] = distinctPorts(4)
+          const onStandby = spawnServer(join(dataDir, 'standby'), standbyServerPort, `postgres://postgres@127.0.0.1:${standbyPort}/fos`)
+          servers.push(onStandby)
+          const refused = await health(`http://127.0.0.1:${standbyServerPort}`, 503, 60_000)
+          expect(refused).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE', retryAfter: '1' })
+          expect(onStandby.exitCode).toBeNull()
+
+          // Every host down at the start: the same, until one answers (the restored instance, below).
+          const server = spawnServer(join(dataDir, 'restored'), serverPort, `postgres://postgres@127.0.0.1:${deadPort},127.0.0.1:${port}/fos?target_session_attrs=read-write`)
+          servers.push(server)
+          const restoredBase = `http://127.0.0.1:${serverPort}`
+          expect(await health(restoredBase, 503, 60_000)).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE', retryAfter: '1' })
+
           await cluster.control('restore', target, String(port))
           const restored = postgres(`postgres://postgres@127.0.0.1:${port}/fos`, { max: 1, onnotice: () => {} })
           try {
@@ -81,17 +120,16 @@ describe('restore drill', () => {
             await restored.end({ timeout: 1 })
           }
 
-          // The service on the restored instance: the chain as it stood at T verifies.
-          server = await startServer({ dataDir, port: serverPort, databaseUrl: `postgres://postgres@127.0.0.1:${port}/fos` })
-          const verify = await call(server.base, 'GET', '/api/audit-logs/verify', { key })
+          // The service that waited finds the restored instance by itself; the chain as it stood at T verifies there.
+          expect((await health(restoredBase, 200, 60_000)).status).toBe(200)
+          const verify = await call(restoredBase, 'GET', '/api/audit-logs/verify', { key })
           expect(verify.status).toBe(200)
           expect(verify.body.verified).toBe(true)
           expect(verify.body.rows).toBeGreaterThan(0)
         } finally {
-          if (server) {
-            server.proc.kill('SIGTERM')
-            await server.proc.exited
-          }
+          for (const p of servers) p.kill('SIGKILL')
+          const logs = await Promise.all(servers.map(async (p) => (await new Response(p.stdout).text()) + (await new Response(p.stderr).text())))
+          if (servers[0]) expect(logs[0]).toContain('only standbys answer')
           rmSync(dataDir, { recursive: true, force: true })
           await cluster.stop()
         }
