@@ -124,3 +124,23 @@ export function primarySocket(postgres: Postgres, list: HostList) {
     },
   }
 }
+
+/**
+ * postgres.js (3.4) can write to a connection whose socket it has already dropped when the server goes away
+ * abruptly: a write it deferred to the next turn of the event loop then throws `TypeError: … socket.write` outside
+ * any statement's promise, and an uncaught exception ends the process — every request in flight with it. Seen here
+ * when the primary is killed under load (postgres.js's own host list and the socket hook alike). The statements of
+ * that connection have already failed with the connection error and the pool opens new connections, so this one
+ * exception is logged and the process carries on; any other uncaught exception still ends it, as by default.
+ */
+export function surviveWritesOnDroppedConnections(log: (entry: Record<string, unknown>) => void) {
+  process.on('uncaughtException', (error) => {
+    const stack = error instanceof Error ? (error.stack ?? '') : ''
+    if (error instanceof TypeError && /socket\.write/.test(error.message + stack) && /postgres[\\/]src[\\/]connection\.js/.test(stack)) {
+      log({ level: 'warn', msg: 'database connection written after it was dropped; its statements failed, carrying on', error: error.message })
+      return
+    }
+    console.error(error)
+    process.exit(1)
+  })
+}

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ConfigError, loadConfig, type Config } from './config'
 import { DatabaseSetupError, isConnectionLost, openDatabase, type Database } from '../db/client'
+import { surviveWritesOnDroppedConnections } from '../db/hosts'
 import { createStore } from './infra/storage'
 import { createApp } from './app'
 import type { AppContext } from './context'
@@ -74,6 +75,7 @@ async function main() {
   config = { ...config, signingSecret: signingSecret(config), auditSigningKey: auditSigningKeyPem(config) }
   const log = logAs(config.processes > 1 ? process.pid : undefined)
   const copy = isCopy()
+  if (config.databaseUrl) surviveWritesOnDroppedConnections(log)
   const database = await openWhenReachable(config, log, () =>
     openDatabase({
       url: config.databaseUrl,
