@@ -21,16 +21,21 @@ export interface HostList {
   hosts: { host: string; port: number }[]
   /** The URL of each host alone, for the probes. */
   single: string[]
+  /** Which host new connections go to: the one taking writes, or a standby while one answers (else the primary). */
+  want: 'primary' | 'standby'
 }
 
-/** The hosts of `url` when it lists more than one and wants a writable one; null otherwise. */
+/**
+ * The hosts of `url` when it lists more than one and asks for a writable host (`read-write`, `primary`) or prefers a
+ * standby (`prefer-standby`, for DATABASE_READ_URL); null otherwise (postgres.js reads those itself).
+ */
 export function writableHostList(url: string): HostList | null {
   const shape = /^([a-z]+:\/\/(?:[^@/?#]*@)?)([^/?#]*)(.*)$/.exec(url)
   if (!shape) return null
   const [, head, list, rest] = shape
   if (!list.includes(',')) return null
   const attrs = /[?&]target_session_attrs=([^&#]*)/.exec(rest)?.[1]
-  if (attrs !== 'read-write' && attrs !== 'primary') return null
+  if (attrs !== 'read-write' && attrs !== 'primary' && attrs !== 'prefer-standby') return null
   const parts = list.split(',')
   const defaultPort = 5432
   const hosts = parts.map((p) => {
@@ -39,8 +44,10 @@ export function writableHostList(url: string): HostList | null {
   })
   // postgres.js decides read-write from the default_transaction_read_only a server reports at start, which a hot
   // standby reports off: it would take a standby as writable. `primary` asks whether the server is in recovery.
-  const single = parts.map((p) => `${head}${p}${rest.replace(/([?&]target_session_attrs=)read-write/, '$1primary')}`)
-  return { url: single[0], hosts, single }
+  // prefer-standby is left to the probes: postgres.js would refuse a primary without end while no standby answers.
+  const own = attrs === 'prefer-standby' ? rest.replace(/([?&])target_session_attrs=prefer-standby&?/, '$1').replace(/[?&]$/, '') : rest.replace(/([?&]target_session_attrs=)read-write/, '$1primary')
+  const single = parts.map((p) => `${head}${p}${own}`)
+  return { url: single[0], hosts, single, want: attrs === 'prefer-standby' ? 'standby' : 'primary' }
 }
 
 /** How long a probe's verdict is trusted: a pool opening many connections at once probes once. */
@@ -85,18 +92,23 @@ export function primarySocket(postgres: Postgres, list: HostList) {
 
   const probe = async (): Promise<number | null> => {
     probes ??= list.single.map((url) => postgres(url, { max: 1, idle_timeout: 5, connect_timeout: 2, fetch_types: false, prepare: false, onnotice: () => {} }))
-    // The last known primary first: after a failover it is the one most likely gone, but before one it is the answer.
+    // The last known host first: after a failover it is the one most likely gone, but before one it is the answer.
     const order = list.hosts.map((_, i) => i)
     if (known) order.unshift(...order.splice(order.indexOf(known.index), 1))
+    let writable: number | null = null
     for (const i of order) {
       try {
-        const [row] = await timeout(probes[i]<{ writable: boolean }[]>`select not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' as writable`, PROBE_TIMEOUT_MS)
-        if (row?.writable) return i
+        const [row] = await timeout(probes[i]<{ standby: boolean; writable: boolean }[]>`select pg_is_in_recovery() as standby, not pg_is_in_recovery() and current_setting('transaction_read_only') = 'off' as writable`, PROBE_TIMEOUT_MS)
+        if (list.want === 'standby' && row?.standby) return i
+        if (row?.writable) {
+          if (list.want === 'primary') return i
+          writable ??= i
+        }
       } catch {
-        // Down, not answering, or a standby (refused by target_session_attrs): the next.
+        // Down, not answering, or refused by target_session_attrs: the next.
       }
     }
-    return null
+    return writable
   }
 
   return {

@@ -344,7 +344,9 @@ if [ "$SERVERS" = 0 ]; then
   exit 0
 fi
 
-export DATABASE_URL
+# Statement exports and audit verification read from the standby while there is one (DATABASE_READ_URL).
+DATABASE_READ_URL="postgres://postgres@127.0.0.1:${NODE_PORTS[0]},127.0.0.1:${NODE_PORTS[1]}/$DB?target_session_attrs=prefer-standby"
+export DATABASE_URL DATABASE_READ_URL
 export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}
 export TRUST_PROXY=true
 export SIGNING_SECRET=${SIGNING_SECRET:-$(head -c 32 /dev/urandom | base64 | tr -d '/+=\n')}

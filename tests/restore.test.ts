@@ -77,6 +77,16 @@ describe('restore drill', () => {
           const operation = (amount: string) =>
             call(base, 'POST', '/api/operations', { key, body: { operation_type_id: type.body.id, transactions: [{ account_id: accounts[0], amount }, { account_id: accounts[1], amount: `-${amount}` }] } })
 
+          // Audit verification reads from the standby (DATABASE_READ_URL) and says as of when.
+          const before = Date.now()
+          let standbyVerify: Json = {}
+          for (let i = 0; i < 100 && standbyVerify.verified !== true; i++) {
+            standbyVerify = (await call(base, 'GET', '/api/audit-logs/verify', { key })).body
+            if (standbyVerify.verified !== true) await Bun.sleep(200)
+          }
+          expect(standbyVerify.verified).toBe(true)
+          expect(Date.parse(standbyVerify.as_of)).toBeGreaterThan(before - 60_000)
+
           await cluster.control('backup')
           const a = await operation('111.11')
           expect(a.status).toBe(201)

@@ -22,7 +22,7 @@ describe('multi-host database URLs', () => {
     }
   })
 
-  test('a writable host list is given to postgres.js as its first host, asking for a primary; other URLs are left to it', () => {
+  test('a host list is given to postgres.js as its first host, asking for a primary (or nothing, when a standby is preferred); other URLs are left to it', () => {
     const list = writableHostList('postgres://app:p%40ss@db1:6001,[::1]:6002,db3/fos?sslmode=disable&target_session_attrs=read-write')
     expect(list).toEqual({
       url: 'postgres://app:p%40ss@db1:6001/fos?sslmode=disable&target_session_attrs=primary',
@@ -36,9 +36,20 @@ describe('multi-host database URLs', () => {
         'postgres://app:p%40ss@[::1]:6002/fos?sslmode=disable&target_session_attrs=primary',
         'postgres://app:p%40ss@db3/fos?sslmode=disable&target_session_attrs=primary',
       ],
+      want: 'primary',
     })
     expect(writableHostList('postgres://app@db1:6001/fos?target_session_attrs=read-write')).toBeNull()
-    expect(writableHostList('postgres://app@db1,db2/fos?target_session_attrs=prefer-standby')).toBeNull()
+    // A read URL preferring a standby: the probes choose, postgres.js is told nothing it would refuse a primary for.
+    expect(writableHostList('postgres://app@db1,db2:6002/fos?target_session_attrs=prefer-standby&sslmode=disable')).toEqual({
+      url: 'postgres://app@db1/fos?sslmode=disable',
+      hosts: [
+        { host: 'db1', port: 5432 },
+        { host: 'db2', port: 6002 },
+      ],
+      single: ['postgres://app@db1/fos?sslmode=disable', 'postgres://app@db2:6002/fos?sslmode=disable'],
+      want: 'standby',
+    })
+    expect(writableHostList('postgres://app@db1,db2/fos?target_session_attrs=read-only')).toBeNull()
     expect(writableHostList('postgres://app@db1,db2/fos')).toBeNull()
   })
 

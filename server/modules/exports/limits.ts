@@ -1,7 +1,8 @@
 import postgres from 'postgres'
 import { drizzle } from 'drizzle-orm/postgres-js'
+import { sql } from 'drizzle-orm'
 import * as schema from '../../../db/schema'
-import type { Db, Tx } from '../../../db/client'
+import { connectionOptions, rowsOf, type Db, type Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import type { AppContext } from '../../context'
 import { ApiError } from '../../lib/errors'
@@ -12,7 +13,10 @@ import { tenantTx, type TxMode } from '../../lib/write'
 const EXPORT_RETRY_AFTER_S = 5
 
 interface ExportRuntime {
-  /** The pool exports read from: apart from the one ordinary requests use, so an export never holds one of theirs. */
+  /**
+   * The pool exports and audit verification read from: apart from the one ordinary requests use, so they never hold
+   * one of theirs, and on DATABASE_READ_URL when it is set.
+   */
   db: Db
   perCompany: Slots<number>
   close(): Promise<void>
@@ -27,7 +31,10 @@ function runtime(app: AppContext): ExportRuntime {
   if (app.database.kind === 'postgres' && app.config.databaseUrl) {
     // Idle connections go away on their own: exports are occasional, and nothing has to close this pool for a
     // process to end.
-    const client = postgres(app.config.databaseUrl, {
+    // DATABASE_READ_URL when set (a standby, or a host list preferring one): long reads leave the primary alone.
+    const own = connectionOptions(postgres, app.config.databaseReadUrl ?? app.config.databaseUrl)
+    const client = postgres(own.url, {
+      ...own.options,
       max: app.config.exports.poolMax,
       idle_timeout: 5,
       onnotice: () => {},
@@ -58,6 +65,15 @@ export function claimExport(app: AppContext, companyId: number): () => void {
 /** A tenant transaction on the export pool, where each statement is bounded by `EXPORT_STATEMENT_TIMEOUT_MS`. */
 export function exportTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return tenantTx(app, caller, mode, fn, { on: runtime(app).db })
+}
+
+/**
+ * As of when a read on the export pool sees the data: on a standby the time of the last transaction it replayed
+ * (it may lag the primary), on the primary the transaction's own start.
+ */
+export async function asOf(tx: Tx): Promise<string> {
+  const [row] = rowsOf<{ at: Date | string }>(await tx.execute(sql`select coalesce(case when pg_is_in_recovery() then pg_last_xact_replay_timestamp() end, now()) as at`))
+  return new Date(row.at).toISOString()
 }
 
 /** 400 when the export would hold more than `EXPORT_MAX_ROWS` rows: the caller narrows its range instead. */
