@@ -8,7 +8,8 @@
  * verifies and every committed operation's events reached the receiver.
  */
 import { describe, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import postgres from 'postgres'
 import { SignJWT } from 'jose'
 import { SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
@@ -174,6 +175,10 @@ async function scenario(cluster: HaCluster, receiver: ReturnType<typeof startRec
   let missingRetryAfter = 0
   /** When each acknowledged create was sent: the first sent after the kill tells when writes came back. */
   const acknowledgedAt: number[] = []
+  /** When each acknowledged create's answer arrived. */
+  const answeredAt: number[] = []
+  /** When the surviving node first took writes (polled every 100 ms). */
+  let promotedAt = Infinity
 
   const writer = async (key: string, w: number) => {
     let n = 0
@@ -190,6 +195,7 @@ async function scenario(cluster: HaCluster, receiver: ReturnType<typeof startRec
         if (op.status === 201) {
           created.set(op.body.id, amount)
           acknowledgedAt.push(sent)
+          answeredAt.push(Date.now())
           if (n % 4 !== 0) {
             const ok = await api('POST', `/api/operations/${op.body.id}/approve`, { key })
             count(`approve ${ok.status}`)
@@ -210,18 +216,38 @@ async function scenario(cluster: HaCluster, receiver: ReturnType<typeof startRec
     await cluster.control('kill', primary)
     // Counted from when the kill has happened: a write sent just before may still have been acknowledged.
     killedAt = Date.now()
+    const survivor = postgres(`postgres://postgres@127.0.0.1:${readFileSync(join(cluster.dir, `node-${3 - Number(primary)}.port`), 'utf8').trim()}/fos`, {
+      max: 1,
+      connect_timeout: 1,
+      onnotice: () => {},
+    })
+    try {
+      while (Date.now() - killedAt < 60_000) {
+        const [row] = await survivor<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`.catch(() => [{ standby: true }])
+        if (!row.standby) {
+          promotedAt = Date.now()
+          break
+        }
+        await Bun.sleep(100)
+      }
+    } finally {
+      await survivor.end({ timeout: 1 })
+    }
     return primary
   })()
 
   const [killedNode] = await Promise.all([killer, ...writerKeys.map((k, i) => writer(k, i))])
   // From the moment the kill was started to the first acknowledged write sent after it had happened.
   const resumedAfterMs = Math.min(...acknowledgedAt.filter((t) => t > killedAt)) - killStarted
+  // From the moment the survivor took writes to the first write acknowledged through the service after the kill.
+  const afterPromotionMs = Math.min(...answeredAt.filter((_, i) => acknowledgedAt[i] > killedAt)) - promotedAt
   const newPrimary = await cluster.control('primary')
-  console.log(`[failover] killed node ${killedNode} at ${((killStarted - started) / 1000).toFixed(1)} s (in ${killedAt - killStarted} ms); node ${newPrimary} primary; writes back after ${(resumedAfterMs / 1000).toFixed(1)} s; ${JSON.stringify(statuses)}`)
+  console.log(`[failover] killed node ${killedNode} at ${((killStarted - started) / 1000).toFixed(1)} s (in ${killedAt - killStarted} ms); node ${newPrimary} primary; writes back after ${(resumedAfterMs / 1000).toFixed(1)} s, ${(afterPromotionMs / 1000).toFixed(1)} s after the promotion (${((promotedAt - killStarted) / 1000).toFixed(1)} s after the kill); ${JSON.stringify(statuses)}`)
   expect(newPrimary).not.toBe(killedNode)
   expect(Object.keys(statuses).filter((k) => / 5\d\d$/.test(k) && !/ 503$/.test(k))).toEqual([])
   expect(missingRetryAfter).toBe(0)
   expect(resumedAfterMs).toBeLessThanOrEqual(15_000)
+  expect(afterPromotionMs).toBeLessThanOrEqual(5_000)
 
   // A call made after the failover reaches the screens on the streams they have.
   const connectionsBefore = screens.map((s) => s.connections)
