@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import type { ExtractTablesWithRelations } from 'drizzle-orm'
 import { inlineParameters } from './literals'
-import { primarySocket, writableHostList } from './hosts'
+import { primarySocket, hostList } from './hosts'
 
 /**
  * Without the relational query API (`db.query.…`), which nothing uses: given the schema, drizzle builds a query
@@ -199,7 +199,7 @@ function connect(postgres: Postgres, url: string, options: Parameters<Postgres>[
  * statements waiting without end while no host does).
  */
 export function connectionOptions(postgres: Postgres, url: string): { url: string; options: { host?: string; socket?: () => Promise<import('node:net').Socket>; backoff?: (retries: number) => number } } {
-  const list = writableHostList(url)
+  const list = hostList(url)
   // postgres.js waits longer before each new connection after failed ones (exponentially, up to 20 s, counted across
   // the pool): after a few seconds without a primary, the first minutes of the promoted one would be lost to it.
   // The socket hook already paces attempts while no host takes writes.

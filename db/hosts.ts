@@ -29,7 +29,7 @@ export interface HostList {
  * The hosts of `url` when it lists more than one and asks for a writable host (`read-write`, `primary`) or prefers a
  * standby (`prefer-standby`, for DATABASE_READ_URL); null otherwise (postgres.js reads those itself).
  */
-export function writableHostList(url: string): HostList | null {
+export function hostList(url: string): HostList | null {
   const shape = /^([a-z]+:\/\/(?:[^@/?#]*@)?)([^/?#]*)(.*)$/.exec(url)
   if (!shape) return null
   const [, head, list, rest] = shape
@@ -82,8 +82,9 @@ function openSocket(host: string, port: number): Promise<Socket> {
 }
 
 /**
- * postgres.js options for a client of `list`: its `socket` hook connects to whichever host takes writes. The probe
- * clients (one connection per host, closed when idle) are made on first use.
+ * postgres.js options for a client of `list`: its `socket` hook connects to whichever host takes writes (or, for a
+ * list preferring a standby, to a standby while one answers). The probe clients, one connection per host that
+ * closes itself after 5 s idle, are made on first use.
  */
 export function primarySocket(postgres: Postgres, list: HostList) {
   let probes: ReturnType<Postgres>[] | null = null
@@ -130,9 +131,6 @@ export function primarySocket(postgres: Postgres, list: HostList) {
       // postgres.js writes its startup message at once; a socket still connecting keeps it until it connects, and
       // a refused one reports the refusal through the handlers postgres.js attaches.
       return tcpConnect({ host: list.hosts[0].host, port: list.hosts[0].port })
-    },
-    async end() {
-      await Promise.all((probes ?? []).map((p) => p.end({ timeout: 1 })))
     },
   }
 }

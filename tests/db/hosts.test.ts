@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { writableHostList } from '../../db/hosts'
+import { hostList } from '../../db/hosts'
 import { isConnectionLost } from '../../db/client'
 import { ConfigError, loadConfig } from '../../server/config'
 
@@ -23,7 +23,7 @@ describe('multi-host database URLs', () => {
   })
 
   test('a host list is given to postgres.js as its first host, asking for a primary (or nothing, when a standby is preferred); other URLs are left to it', () => {
-    const list = writableHostList('postgres://app:p%40ss@db1:6001,[::1]:6002,db3/fos?sslmode=disable&target_session_attrs=read-write')
+    const list = hostList('postgres://app:p%40ss@db1:6001,[::1]:6002,db3/fos?sslmode=disable&target_session_attrs=read-write')
     expect(list).toEqual({
       url: 'postgres://app:p%40ss@db1:6001/fos?sslmode=disable&target_session_attrs=primary',
       hosts: [
@@ -38,9 +38,9 @@ describe('multi-host database URLs', () => {
       ],
       want: 'primary',
     })
-    expect(writableHostList('postgres://app@db1:6001/fos?target_session_attrs=read-write')).toBeNull()
+    expect(hostList('postgres://app@db1:6001/fos?target_session_attrs=read-write')).toBeNull()
     // A read URL preferring a standby: the probes choose, postgres.js is told nothing it would refuse a primary for.
-    expect(writableHostList('postgres://app@db1,db2:6002/fos?target_session_attrs=prefer-standby&sslmode=disable')).toEqual({
+    expect(hostList('postgres://app@db1,db2:6002/fos?target_session_attrs=prefer-standby&sslmode=disable')).toEqual({
       url: 'postgres://app@db1/fos?sslmode=disable',
       hosts: [
         { host: 'db1', port: 5432 },
@@ -49,8 +49,8 @@ describe('multi-host database URLs', () => {
       single: ['postgres://app@db1/fos?sslmode=disable', 'postgres://app@db2:6002/fos?sslmode=disable'],
       want: 'standby',
     })
-    expect(writableHostList('postgres://app@db1,db2/fos?target_session_attrs=read-only')).toBeNull()
-    expect(writableHostList('postgres://app@db1,db2/fos')).toBeNull()
+    expect(hostList('postgres://app@db1,db2/fos?target_session_attrs=read-only')).toBeNull()
+    expect(hostList('postgres://app@db1,db2/fos')).toBeNull()
   })
 
   test('a lost connection or a server that cannot write is told apart from every other failure, also wrapped', () => {
