@@ -5,6 +5,7 @@ import type { Sql } from 'postgres'
 import { registerPool, type Db, type Executor } from './driver'
 import { applyRoutines } from './routines'
 import { parseExactJson } from './json'
+import { primarySocket, hostList } from './hosts'
 
 export type { Db, Executor, Tx } from './driver'
 
@@ -145,6 +146,20 @@ export function unpipelined(client: Sql, max: number): Sql {
   })
 }
 
+/**
+ * Whether a failure (or its cause, as drizzle wraps driver errors) is the database connection going away or a server
+ * that cannot take writes: the primary was lost (the connection closed, reset, refused), a statement ran on a server
+ * that is or became read-only (25006: a standby, or a primary that demoted itself), or a transaction the lost
+ * connection left aborted (25P02, nothing of it commits). None is the caller's fault; retried after a failover, the
+ * same request succeeds.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && /^(CONNECTION_(CLOSED|ENDED|DESTROYED)|CONNECT_TIMEOUT|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|25006|25P02|57P0[1-3])$/.test(e.code)) return true
+  }
+  return false
+}
+
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   return opts.url
     ? openPostgres(opts.url, opts.poolMax ?? 10, opts.poolMode ?? 'session', opts.directUrl ?? opts.url, opts.idleTimeoutS)
@@ -160,11 +175,27 @@ type Postgres = typeof import('postgres')
  * would otherwise send as a startup parameter.
  */
 export function connect(postgres: Postgres, url: string, options: Parameters<Postgres>[1]) {
+  const own = connectionOptions(postgres, url)
+  return postgres(own.url, { ...options, ...own.options })
+}
+
+/**
+ * What postgres.js needs besides `url` to reach the database as libpq would: `?host=/dir` becomes its socket
+ * directory (see `connect`), and a URL listing several hosts with target_session_attrs=read-write is given its first
+ * host and a socket that connects to whichever host takes writes (db/hosts.ts: postgres.js alone would leave
+ * statements waiting without end while no host does).
+ */
+export function connectionOptions(postgres: Postgres, url: string): { url: string; options: { host?: string; socket?: () => Promise<import('node:net').Socket>; backoff?: (retries: number) => number } } {
+  const list = hostList(url)
+  // postgres.js waits longer before each new connection after failed ones (exponentially, up to 20 s, counted across
+  // the pool): after a few seconds without a primary, the first minutes of the promoted one would be lost to it.
+  // The socket hook already paces attempts while no host takes writes.
+  if (list) return { url: list.url, options: { socket: primarySocket(postgres, list).socket, backoff: (retries: number) => Math.min(0.05 * retries, 0.5) } }
   const parsed = new URL(url)
   const dir = parsed.searchParams.get('host')
-  if (!dir?.startsWith('/')) return postgres(url, options)
+  if (!dir?.startsWith('/')) return { url, options: {} }
   parsed.searchParams.delete('host')
-  return postgres(parsed.toString(), { ...options, host: dir })
+  return { url: parsed.toString(), options: { host: dir } }
 }
 
 /**

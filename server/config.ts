@@ -9,6 +9,8 @@ export interface Config {
   databasePoolMode: 'session' | 'transaction'
   /** Postgres itself, for LISTEN/NOTIFY and the migration lock; DATABASE_URL when unset. */
   databaseDirectUrl?: string
+  /** A standby (or a list preferring one) that statement exports and audit verification read from. */
+  databaseReadUrl?: string
   dataDir: string
   publicBaseUrl: string
   signingSecret: string
@@ -137,6 +139,34 @@ function origins(env: Record<string, string | undefined>, name: string): string[
   })
 }
 
+/**
+ * A Postgres URL, which may list several hosts as libpq does (`postgres://u@h1:5432,h2:5432/db?target_session_attrs=
+ * read-write`): the WHATWG parser refuses a host list, so each host is checked on its own in the first one's place.
+ */
+function postgresUrl(env: Record<string, string | undefined>, name: string) {
+  const raw = env[name]
+  if (!raw) return undefined
+  const shape = /^(postgres(?:ql)?:\/\/)((?:[^@/?#]*@)?)([^/?#]*)(.*)$/.exec(raw)
+  if (!shape) throw new ConfigError(`${name} must be a URL starting with postgres:// or postgresql://, got "${raw}"`)
+  const [, scheme, userinfo, hosts, rest] = shape
+  const list = hosts.split(',')
+  if (list.length > 1 && list.some((h) => h === '' || h.startsWith('/')))
+    throw new ConfigError(`${name} lists hosts separated by commas, each host[:port], got "${hosts}"`)
+  for (const host of list) {
+    let parsed: URL
+    try {
+      parsed = new URL(`${scheme}${userinfo}${host}${rest}`)
+    } catch {
+      throw new ConfigError(`${name} must be a URL, got "${raw}"`)
+    }
+    if (list.length > 1 && !parsed.hostname) throw new ConfigError(`${name}: every host of a list needs a name, got "${hosts}"`)
+  }
+  const attrs = /[?&]target_session_attrs=([^&#]*)/.exec(rest)?.[1]
+  if (attrs !== undefined && !['read-write', 'read-only', 'primary', 'standby', 'prefer-standby'].includes(attrs))
+    throw new ConfigError(`${name}: target_session_attrs must be read-write, primary, read-only, standby or prefer-standby, got "${attrs}"`)
+  return raw
+}
+
 /** A PKCS#8 PEM Ed25519 private key; `\n` escapes are accepted for environments that keep one line per variable. */
 function ed25519Pem(env: Record<string, string | undefined>, name: string): string {
   const raw = (env[name] ?? '').replace(/\\n/g, '\n').trim()
@@ -164,9 +194,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const poolMode = env.DATABASE_POOL_MODE || 'session'
   if (poolMode !== 'session' && poolMode !== 'transaction')
     throw new ConfigError(`DATABASE_POOL_MODE must be session or transaction, got "${poolMode}"`)
-  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'])
-  const databaseDirectUrl = url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'])
+  const databaseUrl = postgresUrl(env, 'DATABASE_URL')
+  const databaseDirectUrl = postgresUrl(env, 'DATABASE_DIRECT_URL')
   if (databaseDirectUrl && !databaseUrl) throw new ConfigError('DATABASE_DIRECT_URL needs DATABASE_URL')
+  const databaseReadUrl = postgresUrl(env, 'DATABASE_READ_URL')
+  if (databaseReadUrl && !databaseUrl) throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL')
   const processes = integer(env, 'PROCESSES', 1, 1, 64)
   if (processes > 1 && !databaseUrl) throw new ConfigError('PROCESSES above 1 needs DATABASE_URL: the embedded database belongs to one process')
   const signingSecret = env.SIGNING_SECRET ?? ''
@@ -176,6 +208,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     databasePoolMode: poolMode,
     databaseDirectUrl,
+    databaseReadUrl,
     auditSigningKey: ed25519Pem(env, 'AUDIT_SIGNING_KEY'),
     dataDir,
     publicBaseUrl: (url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, ''),

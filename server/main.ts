@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { ConfigError, LISTENER_HEADER_BYTES, loadConfig, type Config } from './config'
-import { DatabaseSetupError, openDatabase } from '../db/client'
+import { DatabaseSetupError, isConnectionLost, openDatabase, type Database } from '../db/client'
+import { surviveWritesOnDroppedConnections } from '../db/hosts'
 import { createStore } from './infra/storage'
 import { createApp } from './app'
 import { multipartBound } from './plugins/body-limit'
@@ -33,6 +34,38 @@ function signingSecret(config: Config): string {
   return readFileSync(file, 'utf8').trim()
 }
 
+/**
+ * Opens the database, retrying while no host of DATABASE_URL answers (every host down, or none taking writes yet):
+ * meanwhile the port answers every request 503 SERVICE_UNAVAILABLE with Retry-After (a balancer's health check
+ * sees the process alive but not ready), and the log says what it waits for.
+ */
+async function openWhenReachable(config: Config, log: (entry: Record<string, unknown>) => void, open: () => Promise<Database>): Promise<Database> {
+  let waiting: ReturnType<typeof Bun.serve> | undefined
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await open()
+      } catch (e) {
+        if (!isConnectionLost(e)) throw e
+        const code = (e as { code?: string }).code ?? (e as { cause?: { code?: string } }).cause?.code
+        log({ level: 'warn', msg: 'no database host takes writes yet; retrying', attempt, error: code, hint: 'every host of DATABASE_URL is down, or only standbys answer' })
+        waiting ??= Bun.serve({
+          port: config.port,
+          reusePort: config.processes > 1,
+          fetch: () =>
+            new Response(JSON.stringify({ error: 'The database is not reachable yet; retry shortly', code: 'SERVICE_UNAVAILABLE' }), {
+              status: 503,
+              headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' },
+            }),
+        })
+        await Bun.sleep(Math.min(250 * attempt, 2000))
+      }
+    }
+  } finally {
+    waiting?.stop(true)
+  }
+}
+
 async function main() {
   let config: Config
   try {
@@ -47,13 +80,16 @@ async function main() {
   config = { ...config, signingSecret: signingSecret(config), auditSigningKey: auditSigningKeyPem(config) }
   const log = logAs(config.processes > 1 ? process.pid : undefined)
   const copy = isCopy()
-  const database = await openDatabase({
-    url: config.databaseUrl,
-    dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
-    poolMax: config.dbPoolMax,
-    poolMode: config.databasePoolMode,
-    directUrl: config.databaseDirectUrl,
-  }).catch((e) => {
+  if (config.databaseUrl) surviveWritesOnDroppedConnections(log)
+  const database = await openWhenReachable(config, log, () =>
+    openDatabase({
+      url: config.databaseUrl,
+      dataDir: config.databaseUrl ? undefined : join(config.dataDir, 'pglite'),
+      poolMax: config.dbPoolMax,
+      poolMode: config.databasePoolMode,
+      directUrl: config.databaseDirectUrl,
+    }),
+  ).catch((e) => {
     if (!(e instanceof DatabaseSetupError)) throw e
     console.error(`Database setup error: ${e.message}`)
     process.exit(2)

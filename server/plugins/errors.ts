@@ -2,6 +2,7 @@ import { Elysia, ValidationError } from 'elysia'
 import { overloaded } from '../lib/admission'
 import { ApiError } from '../lib/errors'
 import { requestId } from './request-log'
+import { isConnectionLost } from '../../db/client'
 
 const json = (status: number, body: unknown, headers?: Record<string, string>) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } })
@@ -46,7 +47,7 @@ function clientFaultFromDatabase(error: unknown): boolean {
  */
 function databaseUnavailable(error: unknown): boolean {
   const { code } = databaseError(error)
-  return typeof code === 'string' && (/^(53|57P0)/.test(code) || code === '57014' || /^(CONNECT_TIMEOUT|CONNECTION_(CLOSED|ENDED|DESTROYED)|ECONNREFUSED|ECONNRESET)$/.test(code))
+  return isConnectionLost(error) || typeof code === 'string' && (/^(53|57P0)/.test(code) || code === '57014' || /^(CONNECT_TIMEOUT|CONNECTION_(CLOSED|ENDED|DESTROYED)|ECONNREFUSED|ECONNRESET)$/.test(code))
 }
 
 /**

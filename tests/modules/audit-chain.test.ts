@@ -123,13 +123,13 @@ describe('audit chain', () => {
     const head = chain[chain.length - 1]
     const all = await verify(t, c.key)
     expect(all.status).toBe(200)
-    expect(all.body).toEqual({ verified: true, rows: chain.length, first_seq: 1, last_seq: head.seq, head: { seq: head.seq, hash: head.hash }, broken: null })
+    expect(all.body).toEqual({ as_of: expect.any(String), verified: true, rows: chain.length, first_seq: 1, last_seq: head.seq, head: { seq: head.seq, hash: head.hash }, broken: null })
     const part = await verify(t, c.key, '?from_seq=2&to_seq=4')
-    expect(part.body).toEqual({ verified: true, rows: 3, first_seq: 2, last_seq: 4, head: { seq: 4, hash: chain[3].hash }, broken: null })
+    expect(part.body).toEqual({ as_of: expect.any(String), verified: true, rows: 3, first_seq: 2, last_seq: 4, head: { seq: 4, hash: chain[3].hash }, broken: null })
     const past = await verify(t, c.key, `?from_seq=${head.seq - 1}&to_seq=${head.seq + 50}`)
     expect(past.body).toMatchObject({ verified: true, rows: 2, first_seq: head.seq - 1, last_seq: head.seq })
     const beyond = await verify(t, c.key, `?from_seq=${head.seq + 1}`)
-    expect(beyond.body).toEqual({ verified: true, rows: 0, first_seq: null, last_seq: null, head: { seq: head.seq, hash: head.hash }, broken: null })
+    expect(beyond.body).toEqual({ as_of: expect.any(String), verified: true, rows: 0, first_seq: null, last_seq: null, head: { seq: head.seq, hash: head.hash }, broken: null })
     expect((await verify(t, c.key, '?from_seq=5&to_seq=4')).body.code).toBe('VALIDATION_ERROR')
     expect((await verify(t, c.key, '?from_seq=0')).status).toBe(400)
     expect((await verify(t, c.key, '?to_seq=abc')).status).toBe(400)
@@ -466,6 +466,7 @@ describe('audit chain', () => {
 
         const result = await verify(t, c.key)
         expect(result.body).toEqual({
+          as_of: expect.any(String),
           verified: true,
           rows: total,
           first_seq: 1,

@@ -58,6 +58,7 @@ const seqParam = (which: string) =>
   t.Optional(t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: `${which} place of the range, inclusive` }))
 
 const verifyResult = t.Object({
+  as_of: t.String({ format: 'date-time', description: 'When the chain was read as of: read from a standby (DATABASE_READ_URL), the last commit it had replayed' }),
   verified: t.Boolean({ description: 'true when every row of the range recomputes and links to the one before' }),
   rows: t.Integer({ description: 'Sealed rows found in the range' }),
   first_seq: t.Union([t.Integer(), t.Null()], { description: 'First place found in the range; null when it holds none' }),

@@ -2,8 +2,9 @@ import postgres from 'postgres'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { sql } from 'drizzle-orm'
 import * as schema from '../../../db/schema'
-import { connect, type Db, type Tx } from '../../../db/client'
+import { connectionOptions, rowsOf, type Db, type Tx } from '../../../db/client'
 import { registerPool } from '../../../db/driver'
+import { fixedStatement } from '../../../db/statement'
 import type { Caller } from '../../access/caller'
 import type { AppContext } from '../../context'
 import { ApiError } from '../../lib/errors'
@@ -14,7 +15,10 @@ import { tenantTx, type TxMode } from '../../lib/write'
 const EXPORT_RETRY_AFTER_S = 5
 
 interface ExportRuntime {
-  /** The pool exports read from: apart from the one ordinary requests use, so an export never holds one of theirs. */
+  /**
+   * The pool exports and audit verification read from: apart from the one ordinary requests use, so they never hold
+   * one of theirs, and on DATABASE_READ_URL when it is set.
+   */
   db: Db
   perCompany: Slots<number>
   close(): Promise<void>
@@ -30,7 +34,10 @@ function runtime(app: AppContext): ExportRuntime {
     // Idle connections go away on their own: exports are occasional, and nothing has to close this pool for a
     // process to end. No session state of its own: behind a pooler in transaction pooling (PgBouncer) a startup
     // parameter such as statement_timeout is refused, and a named prepared statement outlives its server session.
-    const client = connect(postgres, app.config.databaseUrl, {
+    // DATABASE_READ_URL when set (a standby, or a host list preferring one): long reads leave the primary alone.
+    const own = connectionOptions(postgres, app.config.databaseReadUrl ?? app.config.databaseUrl)
+    const client = postgres(own.url, {
+      ...own.options,
       max: app.config.exports.poolMax,
       idle_timeout: 5,
       onnotice: () => {},
@@ -66,6 +73,9 @@ export function claimExport(app: AppContext, companyId: number): () => void {
  * pooling and ends with the transaction. Sent without waiting for its answer, like the tenant settings before it:
  * the connection runs statements in the order they are sent, so the body's first statement is already bounded.
  */
+/** A fixed statement, so it reaches the connection ahead of the body's first statement (db/driver.ts). */
+const STATEMENT_TIMEOUT = fixedStatement<{ timeout: string }>((p) => sql`select set_config('statement_timeout', ${p.timeout}::text, true)`)
+
 export function exportTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const timeout = String(app.config.exports.statementTimeoutMs)
   return tenantTx(
@@ -73,7 +83,7 @@ export function exportTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (
     caller,
     mode,
     async (tx) => {
-      const bounded = Promise.resolve(tx.execute(sql`select set_config('statement_timeout', ${timeout}, true)`))
+      const bounded = Promise.resolve(STATEMENT_TIMEOUT(tx, { timeout }))
       // Awaited once the body is done; until then a failure must not count as unhandled.
       bounded.catch(() => {})
       try {
@@ -84,6 +94,15 @@ export function exportTx<T>(app: AppContext, caller: Caller, mode: TxMode, fn: (
     },
     { on: runtime(app).db },
   )
+}
+
+/**
+ * As of when a read on the export pool sees the data: on a standby the time of the last transaction it replayed
+ * (it may lag the primary), on the primary the transaction's own start.
+ */
+export async function asOf(tx: Tx): Promise<string> {
+  const [row] = rowsOf<{ at: Date | string }>(await tx.execute(sql`select coalesce(case when pg_is_in_recovery() then pg_last_xact_replay_timestamp() end, now()) as at`))
+  return new Date(row.at).toISOString()
 }
 
 /** 400 when the export would hold more than `EXPORT_MAX_ROWS` rows: the caller narrows its range instead. */
