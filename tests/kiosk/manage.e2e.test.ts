@@ -114,6 +114,8 @@ describe('the manager app', () => {
       'Personal',
       'Monitor',
       'Estadísticas',
+      'Operaciones',
+      'Posición de caja',
     ])
     expect(await violations(page)).toEqual([])
   }, 60_000)

@@ -9,6 +9,8 @@ import { Services } from './Services'
 import { Links } from './Links'
 import { Staff } from './Staff'
 import { Monitor } from './Monitor'
+import { OperationPage, Operations } from './Operations'
+import { Position } from './Position'
 
 // Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
 const Stats = lazy(() => import('./Stats').then((m) => ({ default: m.Stats })))
@@ -183,6 +185,9 @@ export function App() {
   return (
     <Router base="/manage" root={Shell}>
       <Route path="/" component={Home} />
+      <Route path="/operaciones" component={guarded('/operaciones', Operations)} />
+      <Route path="/operaciones/:id" component={guarded('/operaciones', OperationPage)} />
+      <Route path="/posicion" component={guarded('/posicion', Position)} />
       <Route path="/cotizaciones" component={guarded('/cotizaciones', Rates)} />
       <Route path="/pantalla" component={guarded('/pantalla', Display)} />
       <Route path="/servicios" component={guarded('/servicios', Services)} />
