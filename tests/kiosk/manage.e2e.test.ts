@@ -116,6 +116,7 @@ describe('the manager app', () => {
       'Estadísticas',
       'Operaciones',
       'Posición de caja',
+      'Nueva operación',
     ])
     expect(await violations(page)).toEqual([])
   }, 60_000)

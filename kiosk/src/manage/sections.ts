@@ -20,4 +20,5 @@ export const SECTIONS: Section[] = [
   // the waiting room opens here.
   { path: '/operaciones', label: 'Operaciones', allowed: () => can('operations.view') },
   { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
+  { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
 ]
