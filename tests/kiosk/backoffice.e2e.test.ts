@@ -27,6 +27,7 @@ let key: string
 let companyId: number
 let page: Page
 let typeId: number
+let bearer: Record<string, string>
 const box = { id: 0, usd: 0, ars: 0 }
 const perez = { id: 0, usd: 0 }
 const gomez = { id: 0, usd: 0 }
@@ -86,7 +87,7 @@ beforeAll(async () => {
     env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR },
     timeoutMs: 45_000,
   })
-  const bearer = {
+  bearer = {
     authorization: `Bearer ${await new SignJWT({ email: OPERATOR })
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuedAt()
@@ -103,7 +104,7 @@ beforeAll(async () => {
   const g = await ok('POST', '/api/clients', { name: 'Gómez Turismo', type: 1, accounts: [{ currency_name: 'USD' }] })
   Object.assign(gomez, { id: g.id, usd: g.accounts[0].id })
   const staff = [
-    ['supervisora', ['operations.view', 'operations.approve', 'clients.view', 'audit.view', 'attachments.edit'], []],
+    ['supervisora', ['operations.view', 'operations.approve', 'clients.view', 'audit.view', 'attachments.edit', 'metrics.view', 'mesas.view'], []],
     ['acotada', ['operations.view', 'clients.view'], [perez.id]],
     // The cajas and their accounts are read with GET /api/clients, which needs clients.view.
     ['cajera', ['operations.create', 'clients.view'], []],
@@ -131,7 +132,7 @@ describe('the back office', () => {
     await signIn(supervisor())
     // Without the waiting room the supervisor opens on Operaciones, the first section it may see.
     await page.getByTestId('operations-section').waitFor({ timeout: SLOW })
-    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Operaciones', 'Posición de caja'])
+    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Operaciones', 'Posición de caja', 'Resultado'])
     const item = page.locator(`[data-testid=pending-op][data-id="${op.id}"]`)
     await item.waitFor({ timeout: SLOW })
     expect(await item.textContent()).toContain('USD 1.000,00')
@@ -186,6 +187,33 @@ describe('the back office', () => {
     expect(await row.textContent()).toBe('Cancelada')
   }, 30_000)
 
+  test('Resultado draws the numbers GET /api/metrics/home answers, and the mesas positions', async () => {
+    await ok('PATCH', `/api/superadmin/companies/${companyId}`, { modules: { mesas: true } }, bearer)
+    const fee = await ok('POST', '/api/transaction-types', { name: 'Comisión', is_commission: true })
+    await ok('POST', '/api/operations', {
+      operation_type_id: typeId,
+      status: 'completed',
+      transactions: [{ account_id: box.ars, amount: '1234.567891', transaction_type_id: fee.id }],
+    })
+    const mesa = await ok('POST', '/api/mesas', { name: 'Mesa Dólar', local_currency: 'ARS', quote_currency: 'USD', costing_method: 'fifo', account_ids: [box.usd, box.ars] })
+    await ok('POST', `/api/mesas/${mesa.id}/lines`, { side: 'buy', local_amount: '100000', quote_amount: '100' })
+    await ok('POST', `/api/mesas/${mesa.id}/lines`, { side: 'sell', local_amount: '60000', quote_amount: '50' })
+    const home = await ok('GET', '/api/metrics/home')
+    expect(home.commissions).toContainEqual({ currency: 'ARS', amount: '1234.567891' })
+
+    await section('resultado', 'results-section')
+    const series = async (testid: string) => JSON.parse((await page.getByTestId(testid).getAttribute('data-series', { timeout: SLOW }))!)
+    expect((await series('chart-commissions')).series[0].data).toEqual(home.commissions.map((c: { amount: string }) => c.amount))
+    expect((await series('chart-commissions')).labels).toEqual(home.commissions.map((c: { currency: string }) => c.currency))
+    expect((await series('chart-pnl')).series[0].data).toEqual(home.dayPnl.map((p: { realized: string }) => p.realized))
+    expect(home.dayPnl).toEqual([{ mesa_id: mesa.id, currency: 'ARS', realized: '10000' }])
+    expect(await page.getByTestId('table-commissions').textContent()).toContain('1.234,567891')
+    const row = page.locator(`[data-testid=mesa-row][data-id="${mesa.id}"]`)
+    expect(await row.textContent({ timeout: SLOW })).toBe('Mesa DólarUSD 50,00ARS 1.000,00ARS 10.000,00PEPS (FIFO)')
+    expect(await violations(page)).toEqual([])
+    if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs/manage-results.png') })
+  }, 30_000)
+
   test("an operation's page shows its legs, takes and removes a file, and shows its history", async () => {
     const op = await buy('5', '5827.5', perez.id)
     await ok('POST', `/api/operations/${op.id}/approve`)
@@ -217,7 +245,7 @@ describe('the back office', () => {
     expect((await ok('GET', `/api/operations/${op.id}/attachments`)).attachments).toEqual([])
   }, 30_000)
 
-  test('both sections fit a tablet either way up without sideways scrolling', async () => {
+  test('the back-office sections fit a tablet either way up without sideways scrolling', async () => {
     for (const size of [
       { width: 1024, height: 768 },
       { width: 768, height: 1024 },
@@ -226,6 +254,7 @@ describe('the back office', () => {
       for (const [path, testid] of [
         ['operaciones', 'operations-section'],
         ['posicion', 'position-section'],
+        ['resultado', 'results-section'],
       ]) {
         await section(path, testid)
         const width = await page.evaluate(() => document.documentElement.scrollWidth)

@@ -117,6 +117,7 @@ describe('the manager app', () => {
       'Operaciones',
       'Posición de caja',
       'Nueva operación',
+      'Resultado',
     ])
     expect(await violations(page)).toEqual([])
   }, 60_000)

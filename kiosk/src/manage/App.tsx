@@ -15,6 +15,7 @@ import { NewOperation } from './NewOperation'
 
 // Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
 const Stats = lazy(() => import('./Stats').then((m) => ({ default: m.Stats })))
+const Results = lazy(() => import('./Results').then((m) => ({ default: m.Results })))
 
 function SignIn(props: { notice: string | null }) {
   const [company, setCompany] = createSignal(companyId())
@@ -189,6 +190,7 @@ export function App() {
       <Route path="/operaciones" component={guarded('/operaciones', Operations)} />
       <Route path="/operaciones/:id" component={guarded('/operaciones', OperationPage)} />
       <Route path="/nueva" component={guarded('/nueva', NewOperation)} />
+      <Route path="/resultado" component={guarded('/resultado', Results)} />
       <Route path="/posicion" component={guarded('/posicion', Position)} />
       <Route path="/cotizaciones" component={guarded('/cotizaciones', Rates)} />
       <Route path="/pantalla" component={guarded('/pantalla', Display)} />

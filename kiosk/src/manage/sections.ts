@@ -21,4 +21,5 @@ export const SECTIONS: Section[] = [
   { path: '/operaciones', label: 'Operaciones', allowed: () => can('operations.view') },
   { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
   { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
+  { path: '/resultado', label: 'Resultado', allowed: () => can('metrics.view') },
 ]
