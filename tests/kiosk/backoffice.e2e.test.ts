@@ -132,7 +132,7 @@ describe('the back office', () => {
     await signIn(supervisor())
     // Without the waiting room the supervisor opens on Operaciones, the first section it may see.
     await page.getByTestId('operations-section').waitFor({ timeout: SLOW })
-    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Operaciones', 'Posición de caja', 'Resultado'])
+    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Operaciones', 'Posición de caja', 'Resultado', 'Auditoría'])
     const item = page.locator(`[data-testid=pending-op][data-id="${op.id}"]`)
     await item.waitFor({ timeout: SLOW })
     expect(await item.textContent()).toContain('USD 1.000,00')
@@ -214,6 +214,40 @@ describe('the back office', () => {
     if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs/manage-results.png') })
   }, 30_000)
 
+  test('Auditoría: the log with filters, the chain verified in plain words, the signed digests downloaded', async () => {
+    await section('auditoria', 'audit-section')
+    const total = async (query: string) => (await ok('GET', `/api/audit-logs?pageSize=1${query}`)).pagination.total as number
+    await page.getByTestId('audit-table').waitFor({ timeout: SLOW })
+    expect(await page.getByTestId('audit-total').textContent()).toStartWith(`${await total('')} registros`)
+    // Cancelling an operation cancels its transactions: one cancel row per leg.
+    const op = await buy('3', '3496.5')
+    await ok('POST', `/api/operations/${op.id}/cancel`)
+    await page.locator('select[name=table]').selectOption('transactions')
+    await page.locator('select[name=action]').selectOption('cancel')
+    await page.getByRole('button', { name: 'Buscar' }).click()
+    const cancels = await total('&table=transactions&action=cancel')
+    expect(cancels).toBeGreaterThanOrEqual(2)
+    await page.getByTestId('audit-total').getByText(`${cancels} registros`).waitFor({ timeout: SLOW })
+    expect(await page.getByTestId('audit-entry').count()).toBe(cancels)
+    expect(await page.getByTestId('audit-entry').first().textContent({ timeout: SLOW })).toContain('Cancelación · Movimiento')
+
+    // Rows are sealed within 5 s of their commit; the verdict names how many were checked.
+    await page.getByTestId('audit-verify').click()
+    const verdict = await page.getByTestId('audit-verdict').textContent({ timeout: SLOW })
+    expect(verdict).toMatch(/^La cadena está íntegra: \d+ registros verificados \(del 1 al \d+\)/)
+    expect((await ok('GET', '/api/audit-logs/verify')).verified).toBe(true)
+
+    const download = page.waitForEvent('download', { timeout: SLOW })
+    await page.getByTestId('audit-digests').click()
+    const file = await download
+    const saved = JSON.parse(readFileSync((await file.path())!, 'utf8'))
+    expect(saved.public_key).toBe((await ok('GET', '/api/audit-logs/digest-key')).public_key)
+    expect(saved.digests).toEqual((await ok('GET', '/api/audit-logs/digests?pageSize=100')).data)
+    await page.getByTestId('digests-message').waitFor({ timeout: SLOW })
+    expect(await violations(page)).toEqual([])
+    if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs/manage-audit.png') })
+  }, 30_000)
+
   test("an operation's page shows its legs, takes and removes a file, and shows its history", async () => {
     const op = await buy('5', '5827.5', perez.id)
     await ok('POST', `/api/operations/${op.id}/approve`)
@@ -255,6 +289,7 @@ describe('the back office', () => {
         ['operaciones', 'operations-section'],
         ['posicion', 'position-section'],
         ['resultado', 'results-section'],
+        ['auditoria', 'audit-section'],
       ]) {
         await section(path, testid)
         const width = await page.evaluate(() => document.documentElement.scrollWidth)

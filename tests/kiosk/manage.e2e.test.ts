@@ -118,6 +118,7 @@ describe('the manager app', () => {
       'Posición de caja',
       'Nueva operación',
       'Resultado',
+      'Auditoría',
     ])
     expect(await violations(page)).toEqual([])
   }, 60_000)

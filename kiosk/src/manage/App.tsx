@@ -11,6 +11,7 @@ import { Staff } from './Staff'
 import { Monitor } from './Monitor'
 import { OperationPage, Operations } from './Operations'
 import { Position } from './Position'
+import { Audit } from './Audit'
 import { NewOperation } from './NewOperation'
 
 // Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
@@ -190,6 +191,7 @@ export function App() {
       <Route path="/operaciones" component={guarded('/operaciones', Operations)} />
       <Route path="/operaciones/:id" component={guarded('/operaciones', OperationPage)} />
       <Route path="/nueva" component={guarded('/nueva', NewOperation)} />
+      <Route path="/auditoria" component={guarded('/auditoria', Audit)} />
       <Route path="/resultado" component={guarded('/resultado', Results)} />
       <Route path="/posicion" component={guarded('/posicion', Position)} />
       <Route path="/cotizaciones" component={guarded('/cotizaciones', Rates)} />

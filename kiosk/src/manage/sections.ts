@@ -22,4 +22,5 @@ export const SECTIONS: Section[] = [
   { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
   { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
   { path: '/resultado', label: 'Resultado', allowed: () => can('metrics.view') },
+  { path: '/auditoria', label: 'Auditoría', allowed: () => can('audit.view') },
 ]
