@@ -114,6 +114,11 @@ describe('the manager app', () => {
       'Personal',
       'Monitor',
       'Estadísticas',
+      'Operaciones',
+      'Posición de caja',
+      'Nueva operación',
+      'Resultado',
+      'Auditoría',
     ])
     expect(await violations(page)).toEqual([])
   }, 60_000)

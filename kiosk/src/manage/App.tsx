@@ -9,9 +9,14 @@ import { Services } from './Services'
 import { Links } from './Links'
 import { Staff } from './Staff'
 import { Monitor } from './Monitor'
+import { OperationPage, Operations } from './Operations'
+import { Position } from './Position'
+import { Audit } from './Audit'
+import { NewOperation } from './NewOperation'
 
 // Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
 const Stats = lazy(() => import('./Stats').then((m) => ({ default: m.Stats })))
+const Results = lazy(() => import('./Results').then((m) => ({ default: m.Results })))
 
 function SignIn(props: { notice: string | null }) {
   const [company, setCompany] = createSignal(companyId())
@@ -183,6 +188,12 @@ export function App() {
   return (
     <Router base="/manage" root={Shell}>
       <Route path="/" component={Home} />
+      <Route path="/operaciones" component={guarded('/operaciones', Operations)} />
+      <Route path="/operaciones/:id" component={guarded('/operaciones', OperationPage)} />
+      <Route path="/nueva" component={guarded('/nueva', NewOperation)} />
+      <Route path="/auditoria" component={guarded('/auditoria', Audit)} />
+      <Route path="/resultado" component={guarded('/resultado', Results)} />
+      <Route path="/posicion" component={guarded('/posicion', Position)} />
       <Route path="/cotizaciones" component={guarded('/cotizaciones', Rates)} />
       <Route path="/pantalla" component={guarded('/pantalla', Display)} />
       <Route path="/servicios" component={guarded('/servicios', Services)} />

@@ -56,3 +56,40 @@ export function explain(e: unknown): string {
       return `No se pudo completar la acción (${e.message}).`
   }
 }
+
+/** What `apiMoney` answers: the body, or `null` on a 304 (nothing changed since `etag`). */
+export interface MoneyAnswer<T> {
+  data: T | null
+  etag: string | null
+}
+
+/**
+ * A request whose money comes as decimal strings (`Accept: application/json; money=string`, contract §1): JSON.parse
+ * then keeps every digit, and the app never holds an amount as a float. `etag` makes it conditional (§13): a 304
+ * answers `data: null`. The browser cache is bypassed so that the 304 comes from the server, not from a stored copy.
+ */
+export async function apiMoney<T>(method: string, path: string, options: { body?: unknown; etag?: string | null; headers?: Record<string, string> } = {}): Promise<MoneyAnswer<T>> {
+  const headers: Record<string, string> = { accept: 'application/json; money=string', ...options.headers }
+  if (options.body !== undefined && !(options.body instanceof FormData)) headers['content-type'] = 'application/json'
+  if (options.etag) headers['if-none-match'] = options.etag
+  let res: Response
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      cache: 'no-store',
+      headers,
+      body: options.body === undefined ? undefined : options.body instanceof FormData ? options.body : JSON.stringify(options.body),
+    })
+  } catch {
+    throw new ApiFailure(0, 'NETWORK', 'Sin conexión con el servidor')
+  }
+  if (res.status === 304) return { data: null, etag: options.etag ?? null }
+  const data = res.status === 204 ? null : await res.json().catch(() => null)
+  if (!res.ok) throw new ApiFailure(res.status, data?.code ?? 'INTERNAL_ERROR', data?.error ?? `HTTP ${res.status}`)
+  return { data: data as T, etag: res.headers.get('etag') }
+}
+
+/** `apiMoney` for a plain read or write whose answer is always a body. */
+export const money = async <T>(method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+  (await apiMoney<T>(method, path, { body, headers })).data as T

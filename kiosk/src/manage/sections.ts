@@ -16,4 +16,11 @@ export const SECTIONS: Section[] = [
   // The queue and its stream are counter routes (`ventanilla.call`); a manager watches them with both.
   { path: '/monitor', label: 'Monitor', allowed: () => can('ventanilla.manage') && can('ventanilla.call') },
   { path: '/estadisticas', label: 'Estadísticas', allowed: () => can('ventanilla.manage') },
+  // The back office: after the branch's sections, so an owner still opens on Cotizaciones; a supervisor without
+  // the waiting room opens here.
+  { path: '/operaciones', label: 'Operaciones', allowed: () => can('operations.view') },
+  { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
+  { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
+  { path: '/resultado', label: 'Resultado', allowed: () => can('metrics.view') },
+  { path: '/auditoria', label: 'Auditoría', allowed: () => can('audit.view') },
 ]

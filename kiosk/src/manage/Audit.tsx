@@ -1,0 +1,256 @@
+import { createSignal, For, onMount, Show } from 'solid-js'
+import { apiExact, money } from './api'
+import type { Page } from './ledger'
+import { session } from './session'
+import { createAction, NoteLine, when } from './ui'
+
+/** Read with lossless-json: snapshots hold amounts as JSON numbers, kept here as the text the server wrote. */
+interface Entry {
+  id: string
+  entity: string
+  entity_id: string
+  action: string
+  actor: { name: string | null; email: string | null }
+  channel: string | null
+  timestamp: string
+  changes: { field: string; before: unknown; after: unknown }[]
+  seq: string | null
+}
+
+interface Verify {
+  verified: boolean
+  rows: number
+  first_seq: number | null
+  last_seq: number | null
+  head: { seq: number; hash: string } | null
+  broken: { seq: number; reason: 'hash_mismatch' | 'gap' | 'prev_mismatch' } | null
+}
+
+interface Digest {
+  date: string
+  seq: number
+  hash: string
+  signature: string
+}
+
+const TABLES: [string, string][] = [
+  ['', 'Todas'],
+  ['operations', 'Operaciones'],
+  ['transactions', 'Movimientos'],
+  ['clients', 'Clientes'],
+  ['accounts', 'Cuentas'],
+  ['attachments', 'Adjuntos'],
+  ['employees', 'Personal'],
+  ['mesas', 'Mesas'],
+]
+const ACTIONS: [string, string][] = [
+  ['', 'Todas'],
+  ['create', 'Alta'],
+  ['update', 'Cambio'],
+  ['cancel', 'Cancelación'],
+  ['revert', 'Reversión'],
+  ['delete', 'Baja'],
+]
+const CHANNELS: [string, string][] = [
+  ['', 'Todos'],
+  ['messaging', 'Mensajería'],
+  ['twin', 'Gemelo de mensajería'],
+  ['cli', 'Consola del operador'],
+  ['setup', 'Configuración inicial'],
+]
+const ACTION_LABEL = Object.fromEntries(ACTIONS.slice(1))
+const ENTITY_LABEL: Record<string, string> = { ...Object.fromEntries(TABLES.slice(1)), transactions: 'Movimiento', operations: 'Operación', clients: 'Cliente', accounts: 'Cuenta', attachments: 'Adjunto', employees: 'Empleado', mesas: 'Mesa' }
+const REASON: Record<string, string> = {
+  hash_mismatch: 'un registro fue modificado después de sellado',
+  gap: 'falta un registro en la secuencia',
+  prev_mismatch: 'un registro fue insertado o reordenado',
+}
+const show = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v))
+
+export function Audit() {
+  const [table, setTable] = createSignal('')
+  const [action, setAction] = createSignal('')
+  const [channel, setChannel] = createSignal('')
+  const [from, setFrom] = createSignal('')
+  const [to, setTo] = createSignal('')
+  const [page, setPage] = createSignal(1)
+  const [rows, setRows] = createSignal<Page<Entry> | null>(null)
+  const [check, setCheck] = createSignal<Verify | null>(null)
+  const list = createAction()
+  const verifying = createAction()
+  const digests = createAction()
+  // Verification and digests are company-wide; the API refuses them to an employee limited to clients.
+  const companyWide = () => (session()?.employee.client_ids ?? []).length === 0
+
+  const load = (p = 1) =>
+    list.run(async () => {
+      const q = new URLSearchParams({ page: String(p), pageSize: '50' })
+      for (const [k, v] of [
+        ['table', table()],
+        ['action', action()],
+        ['channel', channel()],
+        ['from', from()],
+        ['to', to()],
+      ])
+        if (v) q.set(k, v)
+      const body = await apiExact<Page<Entry>>(`/api/audit-logs?${q}`)
+      setRows(body)
+      setPage(p)
+    })
+  onMount(() => load())
+
+  const verify = () =>
+    verifying.run(async () => {
+      setCheck(await money<Verify>('GET', '/api/audit-logs/verify'))
+    })
+
+  /** Every digest and the key that signs them, in one file a company can keep elsewhere (contract §14). */
+  const download = () =>
+    digests.run(async () => {
+      const all: Digest[] = []
+      for (let p = 1; ; p++) {
+        const body = await money<Page<Digest>>('GET', `/api/audit-logs/digests?page=${p}&pageSize=100`)
+        all.push(...body.data)
+        if (p >= body.pagination.totalPages) break
+      }
+      const key = await money<{ alg: string; public_key: string }>('GET', '/api/audit-logs/digest-key')
+      const file = new Blob([JSON.stringify({ alg: key.alg, public_key: key.public_key, digests: all }, null, 2)], { type: 'application/json' })
+      const link = document.createElement('a')
+      link.href = URL.createObjectURL(file)
+      link.download = `auditoria-resumenes-firmados.json`
+      link.click()
+      setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+      return all.length
+        ? `Se descargaron ${all.length} resúmenes diarios firmados y la clave pública para comprobarlos.`
+        : 'Todavía no hay resúmenes: se firma uno al terminar cada día. Se descargó la clave pública.'
+    })
+
+  const total = () => Number(rows()?.pagination.total ?? 0)
+  const pages = () => Math.max(1, Number(rows()?.pagination.totalPages ?? 1))
+
+  return (
+    <section class="panel" data-testid="audit-section">
+      <h1>Auditoría</h1>
+      <Show when={companyWide()}>
+        <section class="sub" aria-labelledby="integrity-title">
+          <h2 id="integrity-title">Integridad del registro</h2>
+          <p class="muted">Cada cambio queda encadenado al anterior con un sello (SHA-256); verificar recalcula toda la cadena.</p>
+          <div class="row">
+            <button type="button" class="primary" onClick={verify} disabled={verifying.busy()} data-testid="audit-verify">
+              {verifying.busy() ? 'Verificando…' : 'Verificar la cadena'}
+            </button>
+            <button type="button" onClick={download} disabled={digests.busy()} data-testid="audit-digests">
+              Descargar resúmenes diarios firmados
+            </button>
+          </div>
+          <NoteLine note={verifying.note()} />
+          <Show when={check()}>
+            {(c) => (
+              <p class={`note ${c().verified ? 'info' : 'error'}`} role={c().verified ? 'status' : 'alert'} data-testid="audit-verdict">
+                <Show
+                  when={c().verified}
+                  fallback={`La cadena NO está íntegra: a partir del registro ${c().broken?.seq}, ${REASON[c().broken?.reason ?? ''] ?? c().broken?.reason}.`}
+                >
+                  {c().rows
+                    ? `La cadena está íntegra: ${c().rows} registros verificados (del ${c().first_seq} al ${c().last_seq}). Último sello: ${c().head?.hash.slice(0, 16)}…`
+                    : 'Todavía no hay registros sellados para verificar.'}
+                </Show>
+              </p>
+            )}
+          </Show>
+          <NoteLine note={digests.note()} testid="digests-message" />
+        </section>
+      </Show>
+
+      <section class="sub" aria-labelledby="log-title">
+        <h2 id="log-title">Registro de cambios</h2>
+        <form
+          class="inline filters"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void load(1)
+          }}
+        >
+          <label>
+            Tabla
+            <select name="table" value={table()} onChange={(e) => setTable(e.currentTarget.value)}>
+              <For each={TABLES}>{([v, l]) => <option value={v}>{l}</option>}</For>
+            </select>
+          </label>
+          <label>
+            Acción
+            <select name="action" value={action()} onChange={(e) => setAction(e.currentTarget.value)}>
+              <For each={ACTIONS}>{([v, l]) => <option value={v}>{l}</option>}</For>
+            </select>
+          </label>
+          <label>
+            Canal
+            <select name="channel" value={channel()} onChange={(e) => setChannel(e.currentTarget.value)}>
+              <For each={CHANNELS}>{([v, l]) => <option value={v}>{l}</option>}</For>
+            </select>
+          </label>
+          <label>
+            Desde
+            <input type="date" name="from" value={from()} onInput={(e) => setFrom(e.currentTarget.value)} />
+          </label>
+          <label>
+            Hasta
+            <input type="date" name="to" value={to()} onInput={(e) => setTo(e.currentTarget.value)} />
+          </label>
+          <button type="submit" class="primary" disabled={list.busy()}>
+            Buscar
+          </button>
+        </form>
+        <NoteLine note={list.note()} />
+        <p class="muted" data-testid="audit-total">
+          {total()} registros · página {page()} de {pages()}
+        </p>
+        <Show when={rows()?.data.length}>
+          <div class="scroll-x">
+            <table class="grid audit" data-testid="audit-table">
+              <caption class="visually-hidden">Cambios registrados, los más recientes primero</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Sello</th>
+                  <th scope="col">Cuándo</th>
+                  <th scope="col">Quién</th>
+                  <th scope="col">Qué</th>
+                  <th scope="col">Cambios</th>
+                </tr>
+              </thead>
+              <tbody>
+                <For each={rows()!.data}>
+                  {(r) => (
+                    <tr data-testid="audit-entry">
+                      <td>{r.seq ?? '—'}</td>
+                      <td>{when(r.timestamp)}</td>
+                      <td>{r.actor.name ?? r.actor.email ?? 'una clave de la empresa'}</td>
+                      <td>
+                        {ACTION_LABEL[r.action] ?? r.action} · {ENTITY_LABEL[r.entity] ?? r.entity} {r.entity_id}
+                        {r.channel ? ` · ${r.channel}` : ''}
+                      </td>
+                      <td>
+                        {r.changes
+                          .filter((c) => c.field !== 'updated_at')
+                          .map((c) => `${c.field}: ${show(c.before)} → ${show(c.after)}`)
+                          .join('; ') || '—'}
+                      </td>
+                    </tr>
+                  )}
+                </For>
+              </tbody>
+            </table>
+          </div>
+        </Show>
+        <div class="row">
+          <button type="button" disabled={page() <= 1 || list.busy()} onClick={() => load(page() - 1)}>
+            Anterior
+          </button>
+          <button type="button" disabled={page() >= pages() || list.busy()} onClick={() => load(page() + 1)}>
+            Siguiente
+          </button>
+        </div>
+      </section>
+    </section>
+  )
+}

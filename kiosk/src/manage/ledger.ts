@@ -1,0 +1,122 @@
+import Decimal from 'decimal.js'
+import { money } from './api'
+
+/** Shapes of contract §2–§4 as read with `money=string`: every amount is a decimal string. */
+export interface Account {
+  id: number
+  name: string
+  currency_name: string
+  client_id: number
+  balance: string
+}
+
+export interface Client {
+  id: number
+  name: string
+  description: string | null
+  type: 0 | 1
+  accounts: Account[]
+}
+
+export interface Transaction {
+  id: number
+  operation_id: number
+  account_id: number
+  currency: string
+  amount: string
+  status: 'pending' | 'completed' | 'cancelled'
+  is_commission: boolean
+  description: string
+}
+
+export interface Attachment {
+  id: number
+  file_name: string
+  mime_type: string | null
+  size_bytes: number | null
+  signed_url: string | null
+  uploaded_by: { id: number | null; name: string | null; email: string | null }
+  created_at: string
+}
+
+export type OperationStatus = 'pending' | 'completed' | 'cancelled' | 'mixed'
+
+export interface Operation {
+  id: number
+  operation_type_id: number
+  client_id: number | null
+  description: string
+  date: string
+  status: OperationStatus
+  created_by: number | null
+  created_at: string
+  transactions: Transaction[]
+  attachments: Attachment[]
+}
+
+export interface OperationType {
+  id: number
+  name: string
+  kind: string
+}
+
+export interface Page<T> {
+  data: T[]
+  pagination: { page: number; pageSize: number; total: number; totalPages: number }
+}
+
+export const STATUS_LABEL: Record<OperationStatus, string> = {
+  pending: 'Pendiente',
+  completed: 'Aprobada',
+  cancelled: 'Cancelada',
+  mixed: 'Mixta',
+}
+
+export const TX_STATUS_LABEL: Record<Transaction['status'], string> = { pending: 'Pendiente', completed: 'Aprobada', cancelled: 'Cancelada' }
+
+/** Every client of one type (or both), all pages: the position and the names of accounts need the whole set. */
+export async function allClients(type?: 0 | 1): Promise<Client[]> {
+  const out: Client[] = []
+  for (let page = 1; ; page++) {
+    const q = new URLSearchParams({ page: String(page), pageSize: '200' })
+    if (type !== undefined) q.set('type', String(type))
+    const body = await money<{ data: Client[]; count: number }>('GET', `/api/clients?${q}`)
+    out.push(...body.data)
+    if (body.data.length < 200 || out.length >= body.count) return out
+  }
+}
+
+/** Today in the company's default zone (contract §1): date-only filters are days in Argentina time, not the browser's. */
+export function today(): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Argentina/Buenos_Aires', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date())
+}
+
+export type Move = 'approve' | 'revert' | 'cancel'
+
+/**
+ * The balance each account would have after the action, computed exactly: approving adds every pending leg,
+ * reverting takes back every completed one, cancelling takes back the completed ones and drops the pending ones
+ * (balance = sum of completed legs, contract §3).
+ */
+export function balancesAfter(op: Operation, move: Move, accounts: Map<number, Account>) {
+  const after = new Map<number, Decimal>()
+  for (const t of op.transactions) {
+    const account = accounts.get(t.account_id)
+    if (!account) continue
+    const current = after.get(t.account_id) ?? new Decimal(account.balance)
+    const counts = move === 'approve' ? t.status === 'pending' : t.status === 'completed'
+    if (!counts) {
+      after.set(t.account_id, current)
+      continue
+    }
+    after.set(t.account_id, move === 'approve' ? current.plus(t.amount) : current.minus(t.amount))
+  }
+  return [...after].map(([id, balance]) => ({ account: accounts.get(id)!, before: accounts.get(id)!.balance, after: balance.toFixed() }))
+}
+
+/** Sums decimal strings by currency without a float in between. */
+export function totalsByCurrency(accounts: Account[]): { currency: string; total: string }[] {
+  const sums = new Map<string, Decimal>()
+  for (const a of accounts) sums.set(a.currency_name, (sums.get(a.currency_name) ?? new Decimal(0)).plus(a.balance))
+  return [...sums].sort(([a], [b]) => a.localeCompare(b)).map(([currency, total]) => ({ currency, total: total.toFixed() }))
+}
