@@ -260,11 +260,19 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
   }
 
   const base = connect(postgres, url, { max: poolMax, onnotice: () => {}, types: exactJsonTypes, ...(pooled && { prepare: false }), ...(idleTimeoutS && { idle_timeout: idleTimeoutS }) })
+  if (pooled) {
+    // Fixed statements are sent with their values as literals (db/driver.ts), quotes doubled: exact only so.
+    const [{ standard_conforming_strings: conforming }] = await base`show standard_conforming_strings`
+    if (conforming !== 'on') {
+      await base.end({ timeout: 1 })
+      throw new DatabaseSetupError('DATABASE_POOL_MODE=transaction needs standard_conforming_strings = on (the Postgres default); it is off on this server.')
+    }
+  }
   const client = pooled ? unpipelined(base, poolMax) : base
   // postgres.js gives LISTEN a connection of its own; pooled, that one must bypass the pooler.
   let listener: ReturnType<Postgres> | null = pooled ? null : base
   const db = drizzle(client) as unknown as Db
-  registerPool(db, client)
+  registerPool(db, client, { inlineValues: pooled })
   return {
     kind: 'postgres',
     db,

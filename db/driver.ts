@@ -33,10 +33,27 @@ const dialect = new PgDialect()
 /** postgres.js handles of the pools and the transactions opened here; PGlite has none. */
 const handles = new WeakMap<object, Sql | TransactionSql>()
 
-/** Registers the postgres.js client a Drizzle database was made from, so its raw statements can be prepared. */
-export function registerPool(db: Db, client: Sql) {
+/**
+ * Pools behind a pooler in transaction pooling, and their transactions: nothing can be prepared there, and an unnamed
+ * statement with parameters costs postgres.js two round trips (it waits for the parameter types) and holds back
+ * every statement behind it. Their fixed statements go out with the values written in as literals by Drizzle's own
+ * `inlineParams()`, as one text without parameters: one round trip, pipelined with the others. Drizzle writes a
+ * string literal by doubling its quotes, which is exact only with `standard_conforming_strings` on: db/client.ts
+ * refuses to start in transaction pooling otherwise. Values of other kinds keep their bind parameters.
+ */
+const inlined = new WeakSet<object>()
+
+/**
+ * Registers the postgres.js client a Drizzle database was made from, so its raw statements can be prepared (or,
+ * with `inlineValues`, sent with their values as literals: transaction pooling).
+ */
+export function registerPool(db: Db, client: Sql, opts: { inlineValues?: boolean } = {}) {
   handles.set(db, client)
+  if (opts.inlineValues) inlined.add(db)
 }
+
+/** Values Drizzle writes as literals exactly: anything else keeps its bind parameter. */
+const literal = (v: unknown) => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))
 
 export interface TransactionConfig {
   isolationLevel?: 'read committed' | 'repeatable read' | 'serializable'
@@ -53,6 +70,7 @@ export function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>, config: Trans
     const session = new PostgresJsSession(handle as unknown as TransactionSql & Sql, dialect, undefined, {})
     const tx = new PostgresJsTransaction(dialect, session, undefined) as unknown as Tx
     handles.set(tx, handle)
+    if (inlined.has(db)) inlined.add(tx)
     return fn(tx)
   }) as Promise<T>
 }
@@ -64,6 +82,7 @@ export function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>, config: Trans
  */
 export function runCompiled(on: Executor, query: Query, text: () => SQL, values: Record<string, unknown>): PromiseLike<unknown> {
   const handle = handles.get(on)
-  if (handle) return handle.unsafe(query.sql, fillPlaceholders(query.params, values) as never[], { prepare: true })
-  return on.execute(text())
+  if (!handle) return on.execute(text())
+  if (inlined.has(on) && Object.values(values).every(literal)) return handle.unsafe(dialect.sqlToQuery(text().inlineParams()).sql)
+  return handle.unsafe(query.sql, fillPlaceholders(query.params, values) as never[], { prepare: true })
 }

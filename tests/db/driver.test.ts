@@ -38,6 +38,26 @@ describe('database driver adapters', () => {
     }
   })
 
+  postgresTest('behind transaction pooling a fixed statement carries its values as literals, read back exactly', async () => {
+    const sent: { text: string; params: unknown[] }[] = []
+    const client = postgres(url(), { max: 1, prepare: false, ...noTypeFetch, debug: (_: number, text: string, params: unknown[]) => sent.push({ text, params }) })
+    try {
+      const db = drizzle(client) as unknown as Db
+      registerPool(db, client, { inlineValues: true })
+      const ECHO = fixedStatement<{ s: string; n: number; b: boolean; z: string | null }>((p) => sql`select ${p.s}::text as s, ${p.n}::numeric as n, ${p.b}::boolean as b, ${p.z}::text as z`)
+      const hostile = `it's \\'; drop table clients; -- $1 \u00e9 "q"`
+      const [row] = (await transaction(db, async (tx) => ECHO(tx, { s: hostile, n: 1234567.125, b: true, z: null }))) as { s: string; n: string; b: boolean; z: null }[]
+      expect(row).toEqual({ s: hostile, n: '1234567.125', b: true, z: null })
+      // Sent as one text without parameters: the values are in it.
+      const echo = sent.find((q) => q.text.includes('as s,'))!
+      expect(echo.params).toEqual([])
+      expect(echo.text).toContain(`'it''s`)
+      expect((await preparedCount(db)).n).toBe(0)
+    } finally {
+      await client.end({ timeout: 1 })
+    }
+  })
+
   postgresTest('a transaction opened by the adapter commits, rolls back, nests and takes its isolation as Drizzle would', async () => {
     const client = postgres(url(), { max: 2, ...noTypeFetch })
     try {

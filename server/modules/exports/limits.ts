@@ -44,7 +44,7 @@ function runtime(app: AppContext): ExportRuntime {
       ...(app.config.databasePoolMode === 'transaction' && { prepare: false }),
     })
     const db = drizzle(client, { schema }) as unknown as Db
-    registerPool(db, client)
+    registerPool(db, client, { inlineValues: app.config.databasePoolMode === 'transaction' })
     r = { db, perCompany, close: () => client.end({ timeout: 5 }) }
   } else {
     // The embedded database has one connection for everything; there is no second pool to keep exports on.
