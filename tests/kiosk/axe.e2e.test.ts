@@ -3,23 +3,20 @@
  * practices, page-has-heading-one among them) on a real server with real data: no violation of any impact.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SignJWT } from 'jose'
 import type { Page } from 'playwright-core'
-import { startServer, type RunningServer } from '../server'
+import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
+import { openScene, type Scene } from './scene'
 import { settled } from './layout'
 
-const SECRET = 'axe-e2e-superadmin-secret-0123456789'
-const OPERATOR = 'root@axe-e2e.test'
 const SLOW = 45_000
 const PASSWORD = 'mostrador seguro 2026'
 const AXE_SOURCE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8')
 
+let scene: Scene
 let server: RunningServer
-let dataDir: string
 let chromium: Chromium
 let key: string
 let companyId: number
@@ -27,16 +24,7 @@ let email: string
 let kioskUrl: string
 let dispenserUrl: string
 
-async function ok(method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) {
-  const res = await fetch(`${server.base}${path}`, {
-    method,
-    headers: { ...auth, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await res.text()
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text}`)
-  return text ? JSON.parse(text) : null
-}
+const ok: Scene['ok'] = (...args) => scene.ok(...args)
 
 interface Violation {
   id: string
@@ -58,15 +46,8 @@ async function violations(page: Page): Promise<{ id: string; impact: string; hel
 
 beforeAll(async () => {
   ensureKioskBuilt()
-  dataDir = mkdtempSync(join(tmpdir(), 'axe-e2e-'))
-  server = await startServer({ dataDir, databaseUrl: process.env.TEST_DATABASE_URL, env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR }, timeoutMs: SLOW })
-  const bearer = {
-    authorization: `Bearer ${await new SignJWT({ email: OPERATOR }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('30m').sign(new TextEncoder().encode(SECRET))}`,
-  }
-  const company = await ok('POST', '/api/superadmin/companies', { name: `Cambios Accesibles ${process.pid}` }, bearer)
-  companyId = company.id
-  await ok('PATCH', `/api/superadmin/companies/${companyId}`, { modules: { ventanilla: true } }, bearer)
-  key = (await ok('POST', `/api/superadmin/companies/${companyId}/api-keys`, { name: 'axe' }, bearer)).key
+  scene = await openScene('Cambios Accesibles')
+  ;({ server, key, companyId } = scene)
   await ok('PUT', '/api/ventanilla/settings', {
     logoUrl: '',
     showLogo: false,
@@ -93,11 +74,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await chromium?.close()
-  if (server) {
-    server.proc.kill('SIGTERM')
-    await server.proc.exited
-  }
-  rmSync(dataDir, { recursive: true, force: true })
+  await scene?.stop()
 })
 
 describe('axe-core finds nothing', () => {

@@ -5,52 +5,31 @@
  * its client; axe-core finds no violation on any of these screens.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SignJWT } from 'jose'
 import type { Page } from 'playwright-core'
-import { startServer, type RunningServer } from '../server'
+import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
+import { axeViolations, openScene, type Scene } from './scene'
 
-const SECRET = 'backoffice-e2e-superadmin-secret-0123456789'
-const OPERATOR = 'root@backoffice-e2e.test'
 const SLOW = 20_000
 const PASSWORD = 'supervision segura 2026'
-const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8')
 const SHOTS = process.env.BACKOFFICE_SCREENSHOTS === '1'
 
+let scene: Scene
 let server: RunningServer
-let dataDir: string
 let chromium: Chromium
 let key: string
 let companyId: number
 let page: Page
 let typeId: number
-let bearer: Record<string, string>
 const box = { id: 0, usd: 0, ars: 0 }
 const perez = { id: 0, usd: 0 }
 const gomez = { id: 0, usd: 0 }
 const MONEY = { accept: 'application/json; money=string' }
 
-async function ok(method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) {
-  const res = await fetch(`${server.base}${path}`, {
-    method,
-    headers: { ...auth, ...MONEY, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await res.text()
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text}`)
-  return text ? JSON.parse(text) : null
-}
-
-async function violations(p: Page): Promise<string[]> {
-  if (!(await p.evaluate(() => 'axe' in window))) await p.evaluate(AXE)
-  return p.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe
-    return (await axe.run()).violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-}
+/** Every call reads money as decimal strings, as the app does. */
+const ok = (method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) => scene.ok(method, path, body, { ...auth, ...MONEY })
 
 async function signIn(email: string) {
   await chromium.context.clearCookies()
@@ -80,22 +59,8 @@ const buy = (usd: string, ars: string, clientId: number | null = null) =>
 
 beforeAll(async () => {
   ensureKioskBuilt()
-  dataDir = mkdtempSync(join(tmpdir(), 'backoffice-e2e-'))
-  server = await startServer({
-    dataDir,
-    databaseUrl: process.env.TEST_DATABASE_URL,
-    env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR },
-    timeoutMs: 45_000,
-  })
-  bearer = {
-    authorization: `Bearer ${await new SignJWT({ email: OPERATOR })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setIssuedAt()
-      .setExpirationTime('30m')
-      .sign(new TextEncoder().encode(SECRET))}`,
-  }
-  companyId = (await ok('POST', '/api/superadmin/companies', { name: `Cambios Back Office ${process.pid}` }, bearer)).id
-  key = (await ok('POST', `/api/superadmin/companies/${companyId}/api-keys`, { name: 'e2e' }, bearer)).key
+  scene = await openScene('Cambios Back Office', { ventanilla: false })
+  ;({ server, key, companyId } = scene)
   typeId = (await ok('POST', '/api/operation-types', { name: 'Compra de divisas', kind: 'exchange' })).id
   const caja = await ok('POST', '/api/clients', { name: 'Caja Central', type: 0, accounts: [{ name: 'Dólares', currency_name: 'USD' }, { name: 'Pesos', currency_name: 'ARS' }] })
   Object.assign(box, { id: caja.id, usd: caja.accounts.find((a: { currency_name: string }) => a.currency_name === 'USD').id, ars: caja.accounts.find((a: { currency_name: string }) => a.currency_name === 'ARS').id })
@@ -117,11 +82,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await chromium?.close()
-  if (server) {
-    server.proc.kill('SIGTERM')
-    await server.proc.exited
-  }
-  rmSync(dataDir, { recursive: true, force: true })
+  await scene?.stop()
 })
 
 const supervisor = () => `supervisora.${process.pid}@backoffice-e2e.test`
@@ -137,11 +98,11 @@ describe('the back office', () => {
     await item.waitFor({ timeout: SLOW })
     expect(await item.textContent()).toContain('USD 1.000,00')
     expect(await item.textContent()).toContain('ARS -1.165.500,50')
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
 
     await item.getByTestId('op-approve').click()
     expect(await item.getByTestId('balance-after').allTextContents()).toEqual(['USD 1.000,00', 'ARS -1.165.500,50'])
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
     if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs/manage-operations.png') })
     // Keyboard: the confirmation has the focus on «Sí, aprobar».
     await page.keyboard.press('Enter')
@@ -155,7 +116,7 @@ describe('the back office', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid=total-row][data-currency=ARS]')?.textContent?.includes('-1.165.500,50'), null, { timeout: SLOW })
     expect(await usdTotal.textContent()).toBe('1.000,00')
     expect(await page.locator(`[data-testid=box-row][data-account="${box.usd}"] [data-testid=box-balance]`).textContent()).toBe('USD 1.000,00')
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
 
     // Approved elsewhere while the screen is open: the next poll brings it; unchanged polls are 304s.
     let notModified = 0
@@ -188,7 +149,7 @@ describe('the back office', () => {
   }, 30_000)
 
   test('Resultado draws the numbers GET /api/metrics/home answers, and the mesas positions', async () => {
-    await ok('PATCH', `/api/superadmin/companies/${companyId}`, { modules: { mesas: true } }, bearer)
+    await ok('PATCH', `/api/superadmin/companies/${companyId}`, { modules: { mesas: true } }, scene.operator)
     const fee = await ok('POST', '/api/transaction-types', { name: 'Comisión', is_commission: true })
     await ok('POST', '/api/operations', {
       operation_type_id: typeId,
@@ -210,7 +171,7 @@ describe('the back office', () => {
     expect(await page.getByTestId('table-commissions').textContent()).toContain('1.234,567891')
     const row = page.locator(`[data-testid=mesa-row][data-id="${mesa.id}"]`)
     expect(await row.textContent({ timeout: SLOW })).toBe('Mesa DólarUSD 50,00ARS 1.000,00ARS 10.000,00PEPS (FIFO)')
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
     if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs/manage-results.png') })
   }, 30_000)
 
@@ -244,7 +205,7 @@ describe('the back office', () => {
     expect(saved.public_key).toBe((await ok('GET', '/api/audit-logs/digest-key')).public_key)
     expect(saved.digests).toEqual((await ok('GET', '/api/audit-logs/digests?pageSize=100')).data)
     await page.getByTestId('digests-message').waitFor({ timeout: SLOW })
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
     if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs/manage-audit.png') })
   }, 30_000)
 
@@ -264,7 +225,7 @@ describe('the back office', () => {
     const rows = await history.allTextContents()
     expect(rows.some((r) => r.includes('Alta de la operación'))).toBe(true)
     expect(rows.some((r) => r.includes('status: pending → completed'))).toBe(true)
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
 
     // Revert from the page, with the balances it leaves shown first.
     await page.getByTestId('op-revert').click()
@@ -306,7 +267,7 @@ describe('the back office', () => {
     await section('nueva', 'new-operation-section')
     const form = page.getByTestId('fx-form')
     await form.locator('select[name=box] option').first().waitFor({ state: 'attached', timeout: SLOW })
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
     const before = await count()
 
     await form.locator('input[name=amount]').fill('12.345.678.901.234.567.890.123')
@@ -354,7 +315,7 @@ describe('the back office', () => {
     expect(await count()).toBe(before + 2)
     const second = await ok('GET', `/api/operations/${again!.match(/Operación (\d+)/)![1]}`)
     expect(second.transactions.map((t: { amount: string }) => t.amount)).toEqual(['2', '-2331'])
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
 
     // The generic form: any legs, a minus debits; a dot where the comma goes is refused there too.
     const generic = page.getByTestId('generic-form')
@@ -395,12 +356,12 @@ describe('the back office', () => {
     expect(ids.every((id) => visible.includes(id))).toBe(true)
     expect(ids).not.toContain(theirs.id)
     expect(await page.getByTestId('pending-queue').count()).toBe(0)
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
 
     await section('posicion', 'position-section')
     await page.locator(`[data-testid=external-row][data-account="${perez.usd}"]`).waitFor({ timeout: SLOW })
     expect(await page.getByText('Gómez Turismo').count()).toBe(0)
     expect(await page.locator('[data-testid=box-row]').count()).toBe(0)
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
   }, 30_000)
 })

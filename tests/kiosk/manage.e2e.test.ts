@@ -4,25 +4,19 @@
  * section; axe-core finds no violation on any section.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { SignJWT } from 'jose'
 import type { Page } from 'playwright-core'
-import { startServer, type RunningServer } from '../server'
-import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
+import type { RunningServer } from '../server'
+import { ensureKioskBuilt, launchChromium, type Chromium } from './browser'
+import { axeViolations, openScene, type Scene } from './scene'
 
-const SECRET = 'manage-e2e-superadmin-secret-0123456789'
-const OPERATOR = 'root@manage-e2e.test'
 const SLOW = 45_000
 /** The contract's bound from a change to every screen that shows it. */
 const LIVE = 2_000
 const PASSWORD = 'gerencia segura 2026'
 const CASHIER_PASSWORD = 'caja segura de 2026'
-const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8')
 
+let scene: Scene
 let server: RunningServer
-let dataDir: string
 let chromium: Chromium
 let key: string
 let companyId: number
@@ -30,27 +24,7 @@ let ownerEmail: string
 let kioskUrl: string
 let page: Page
 
-async function ok(method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) {
-  const res = await fetch(`${server.base}${path}`, {
-    method,
-    headers: { ...auth, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await res.text()
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${text}`)
-  return text ? JSON.parse(text) : null
-}
-
-/** axe-core's violations on the page as it is now, one line each for a readable failure. */
-async function violations(p: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol: the pages' CSP (script-src 'self') rightly refuses a script tag.
-  if (!(await p.evaluate(() => 'axe' in window))) await p.evaluate(AXE)
-  const found = await p.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe
-    return (await axe.run()).violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
-  })
-  return found
-}
+const ok: Scene['ok'] = (...args) => scene.ok(...args)
 
 const section = async (path: string, testid: string) => {
   await page.locator(`nav a[href="/manage/${path}"]`).click()
@@ -60,24 +34,8 @@ const section = async (path: string, testid: string) => {
 
 beforeAll(async () => {
   ensureKioskBuilt()
-  dataDir = mkdtempSync(join(tmpdir(), 'manage-e2e-'))
-  server = await startServer({
-    dataDir,
-    databaseUrl: process.env.TEST_DATABASE_URL,
-    env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR },
-    timeoutMs: SLOW,
-  })
-  const bearer = {
-    authorization: `Bearer ${await new SignJWT({ email: OPERATOR })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setIssuedAt()
-      .setExpirationTime('30m')
-      .sign(new TextEncoder().encode(SECRET))}`,
-  }
-  const company = await ok('POST', '/api/superadmin/companies', { name: `Cambios Gerencia ${process.pid}` }, bearer)
-  companyId = company.id
-  await ok('PATCH', `/api/superadmin/companies/${companyId}`, { modules: { ventanilla: true } }, bearer)
-  key = (await ok('POST', `/api/superadmin/companies/${companyId}/api-keys`, { name: 'e2e' }, bearer)).key
+  scene = await openScene('Cambios Gerencia')
+  ;({ server, key, companyId } = scene)
   ownerEmail = `duena.${process.pid}@manage-e2e.test`
   await ok('POST', '/api/employees', { email: ownerEmail, name: 'Sofía Martínez', permissions: (process.env.MANAGE_E2E_OWNER ?? 'company.admin').split(','), password: PASSWORD })
   kioskUrl = (await ok('POST', '/api/ventanilla/tokens', { name: 'TV sala' })).kiosk_url
@@ -86,11 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await chromium?.close()
-  if (server) {
-    server.proc.kill('SIGTERM')
-    await server.proc.exited
-  }
-  rmSync(dataDir, { recursive: true, force: true })
+  await scene?.stop()
 })
 
 describe('the manager app', () => {
@@ -99,7 +53,7 @@ describe('the manager app', () => {
     await page.goto(`${server.base}/manage?empresa=${companyId}`)
     await page.getByTestId('signin').waitFor({ timeout: SLOW })
     expect(await page.locator('input[name=company]').inputValue()).toBe(String(companyId))
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
     await page.keyboard.type(ownerEmail)
     await page.keyboard.press('Tab')
     await page.keyboard.type(PASSWORD)
@@ -120,7 +74,7 @@ describe('the manager app', () => {
       'Resultado',
       'Auditoría',
     ])
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
   }, 60_000)
 
   test('a comma where the dot goes is refused in words; a USD rate saved with Ctrl+S reaches the open kiosk within 2 s', async () => {
@@ -185,7 +139,7 @@ describe('the manager app', () => {
     expect(await page.getByTestId('message').textContent({ timeout: SLOW })).toContain('Pantalla guardada')
     const after = await ok('GET', '/api/ventanilla/settings')
     expect(after).toMatchObject({ displayName: 'Casa Central', tickerText: 'Abierto de 10 a 18 h', privacyMode: 'ticket', logoUrl: '' })
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
   }, 60_000)
 
   test('Servicios: created, renamed, prefix changed and deleted; a duplicate prefix is refused in words', async () => {
@@ -223,7 +177,7 @@ describe('the manager app', () => {
     await second.getByTestId('service-delete-confirm').click()
     await page.getByTestId('service-row').nth(1).waitFor({ state: 'detached', timeout: SLOW })
     expect((await ok('GET', '/api/ventanilla/services')).data.map((s: { prefix: string }) => s.prefix)).toEqual(['A'])
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
   }, 60_000)
 
   test('a dispenser link made here, shown once with its QR code, issues a ticket that the Monitor shows within 2 s', async () => {
@@ -236,7 +190,7 @@ describe('the manager app', () => {
     expect(await link.locator('svg').count()).toBe(1)
     const dispenserUrl = (await link.getByTestId('new-link-url').textContent())!
     expect(dispenserUrl).toStartWith(`${server.base}/dispenser/`)
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
 
     // A link revoked elsewhere meanwhile: the stale list's revoke says so in words.
     const kiosks = page.getByTestId('tokens-kiosk')
@@ -266,7 +220,7 @@ describe('the manager app', () => {
     await ok('POST', '/api/ventanilla/calls', { desk: 'Caja 4' })
     await page.getByTestId('serving-row').filter({ hasText: 'Caja 4' }).filter({ hasText: 'A-001' }).waitFor({ timeout: LIVE })
     expect(Date.now() - called).toBeLessThan(LIVE)
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
   }, 60_000)
 
   test('Estadísticas: the chart draws the counts GET /api/ventanilla/stats answers, and the CSV downloads', async () => {
@@ -291,7 +245,7 @@ describe('the manager app', () => {
     }, await page.getByTestId('stats-csv').getAttribute('href'))
     expect(csv.type).toContain('text/csv')
     expect(csv.text.split('\n')[0]).toContain('issued')
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
   }, 60_000)
 
   test('every section fits a tablet either way up and the 1366×768 counter PC without sideways scrolling', async () => {
@@ -334,7 +288,7 @@ describe('the manager app', () => {
     expect(await page.getByTestId('employee-message').textContent({ timeout: SLOW })).toBe('Pablo Gómez ya puede ingresar en la consola con su correo y contraseña.')
     const made = (await ok('GET', '/api/employees')).data.find((e: { email: string }) => e.email === cashier)
     expect(made.permissions).toEqual(['ventanilla.call'])
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
 
     await page.getByTestId('sign-out').click()
     await page.getByTestId('signin').waitFor({ timeout: SLOW })
@@ -347,7 +301,7 @@ describe('the manager app', () => {
     await page.goto(`${server.base}/manage/cotizaciones`)
     await page.getByTestId('no-access').waitFor({ timeout: SLOW })
     expect(await page.getByTestId('nav').locator('a').count()).toBe(0)
-    expect(await violations(page)).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
     const statuses = await page.evaluate(async () => {
       const send = (method: string, path: string, body?: unknown) =>
         fetch(path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.status)

@@ -3,23 +3,18 @@
  * `dispenserAsksName` setting says so, the counter console shows it, and the console types or corrects it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { SignJWT } from 'jose'
 import type { Page } from 'playwright-core'
-import { startServer, type RunningServer } from '../server'
+import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, type Chromium } from './browser'
+import { openScene, type Scene } from './scene'
 
-const SECRET = 'names-e2e-superadmin-secret-0123456789'
-const OPERATOR = 'root@names-e2e.test'
 const SLOW = 45_000
 /** The contract's bound from a change to every screen that shows it. */
 const LIVE = 2_000
 const PASSWORD = 'mostrador seguro 2026'
 
+let scene: Scene
 let server: RunningServer
-let dataDir: string
 let chromium: Chromium
 let key: string
 let companyId: number
@@ -36,23 +31,12 @@ async function call(method: string, path: string, body?: unknown, auth: Record<s
   return { status: res.status, body: text ? JSON.parse(text) : null }
 }
 
-async function ok(method: string, path: string, body?: unknown, auth?: Record<string, string>) {
-  const res = await call(method, path, body, auth)
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(res.body)}`)
-  return res.body
-}
+const ok: Scene['ok'] = (...args) => scene.ok(...args)
 
 beforeAll(async () => {
   ensureKioskBuilt()
-  dataDir = mkdtempSync(join(tmpdir(), 'names-e2e-'))
-  server = await startServer({ dataDir, databaseUrl: process.env.TEST_DATABASE_URL, env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR }, timeoutMs: SLOW })
-  const bearer = {
-    authorization: `Bearer ${await new SignJWT({ email: OPERATOR }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('30m').sign(new TextEncoder().encode(SECRET))}`,
-  }
-  const company = await ok('POST', '/api/superadmin/companies', { name: `Cambios Nombres ${process.pid}` }, bearer)
-  companyId = company.id
-  await ok('PATCH', `/api/superadmin/companies/${companyId}`, { modules: { ventanilla: true } }, bearer)
-  key = (await ok('POST', `/api/superadmin/companies/${companyId}/api-keys`, { name: 'e2e' }, bearer)).key
+  scene = await openScene('Cambios Nombres')
+  ;({ server, key, companyId } = scene)
   await ok('POST', '/api/ventanilla/services', { name: 'Cambio de divisas', prefix: 'A' })
   email = `cajera.${process.pid}@names-e2e.test`
   await ok('POST', '/api/employees', { email, name: 'Lucía Fernández', permissions: ['ventanilla.call'], password: PASSWORD })
@@ -62,11 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await chromium?.close()
-  if (server) {
-    server.proc.kill('SIGTERM')
-    await server.proc.exited
-  }
-  rmSync(dataDir, { recursive: true, force: true })
+  await scene?.stop()
 })
 
 let desk: Page
