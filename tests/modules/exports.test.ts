@@ -572,3 +572,29 @@ describe('export timeout', () => {
     expect((await statement(t, s.clientId, '', { bearer: g.token })).status).toBe(200)
   })
 })
+
+describe('statements read from DATABASE_READ_URL', () => {
+  postgresTest('say as of when: as_of in the JSON and the As-Of header on both; from the primary they say nothing', async () => {
+    const url = process.env.TEST_DATABASE_URL!
+    // The suite's database as the read URL: a primary, so as_of is the read's own time.
+    const t = await buildTestApp({ databaseReadUrl: url })
+    const c = await t.newCompany()
+    const client = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Réplica', type: 1, accounts: [{ currency_name: 'ARS' }] } })
+    const before = Date.now()
+    const json = await statement(t, client.body.id, '', { key: c.key })
+    expect(json.status).toBe(200)
+    expect(Date.parse(json.body.as_of)).toBeGreaterThanOrEqual(before - 1000)
+    expect(json.headers.get('as-of')).toBe(json.body.as_of)
+    const csv = await statement(t, client.body.id, '?format=csv', { key: c.key })
+    expect(csv.status).toBe(200)
+    expect(Date.parse(csv.headers.get('as-of')!)).toBeGreaterThanOrEqual(before - 1000)
+
+    const primary = await testApp()
+    const p = await primary.newCompany()
+    const other = await primary.request('POST', '/api/clients', { key: p.key, body: { name: 'Primaria', type: 1 } })
+    const plain = await statement(primary, other.body.id, '', { key: p.key })
+    expect(plain.status).toBe(200)
+    expect('as_of' in plain.body).toBe(false)
+    expect(plain.headers.get('as-of')).toBeNull()
+  })
+})

@@ -39,6 +39,12 @@ export const ExportsModel = {
     timezone: t.String({ description: 'The company time zone date-only bounds were read in' }),
     from: t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'Resolved inclusive start, or null when open' }),
     until: t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'Resolved exclusive end, or null when open' }),
+    as_of: t.Optional(
+      t.String({
+        format: 'date-time',
+        description: 'Only when read from DATABASE_READ_URL (a standby): the last commit it had replayed, which the statement reflects; also the `As-Of` header',
+      }),
+    ),
     accounts: t.Array(
       t.Object({
         id: t.Integer(),

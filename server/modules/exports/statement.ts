@@ -2,7 +2,7 @@ import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
 import { csvField, csvRecord, safeText } from './csv'
 import { CSV_COLUMNS } from './model'
-import { checkRowBound, claimExport, exportTx } from './limits'
+import { asOf, checkRowBound, claimExport, exportTx } from './limits'
 import { jsonText, toJson } from '../../lib/money'
 import { accountChunks, clientForCaller, csvRows, jsonRows, resolveRange, statementAccounts, type Reads, type StatementAccount } from './service'
 
@@ -13,6 +13,13 @@ const millis = (instant: string | null) => instant && instant.replace(/(\.\d{3})
 const openArray = (value: object, moneyStrings: boolean) => jsonText(value, moneyStrings).slice(0, -2)
 
 const totalRows = (accounts: StatementAccount[]) => accounts.reduce((n, a) => n + a.rows, 0)
+
+/**
+ * Read from DATABASE_READ_URL, a standby that may lag the primary: the answer then says as of when (`as_of` in the
+ * JSON, the `As-Of` header on both). Read from the primary the statement is current, and says nothing more, so its
+ * bytes (and ETag) stay the same while its data does.
+ */
+const fromReplica = (app: AppContext) => Boolean(app.config.databaseReadUrl)
 
 const encoder = new TextEncoder()
 
@@ -38,6 +45,7 @@ export async function jsonStatement(app: AppContext, caller: Caller, clientId: n
   try {
     const hash = new Bun.CryptoHasher('sha1')
     const parts: Uint8Array[] = []
+    let replicaAsOf: string | undefined
     const add = (text: string) => {
       const bytes = encoder.encode(text)
       hash.update(bytes)
@@ -48,12 +56,14 @@ export async function jsonStatement(app: AppContext, caller: Caller, clientId: n
       const range = await resolveRange(app.database, tx, caller.companyId, from, to)
       const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
       checkRowBound(app, totalRows(accounts))
+      if (fromReplica(app)) replicaAsOf = await asOf(tx)
       add(
         openArray({
           client: { id: client.id, name: client.name, type: client.type },
           timezone: range.timezone,
           from: millis(range.from),
           until: millis(range.until),
+          ...(replicaAsOf && { as_of: replicaAsOf }),
           accounts: [],
         }, moneyStrings),
       )
@@ -82,7 +92,7 @@ export async function jsonStatement(app: AppContext, caller: Caller, clientId: n
     })
     return new Response(partsStream(parts), {
       status: 200,
-      headers: { 'content-type': 'application/json; charset=utf-8', etag: `"${hash.digest('base64url')}"` },
+      headers: { 'content-type': 'application/json; charset=utf-8', etag: `"${hash.digest('base64url')}"`, ...(replicaAsOf && { 'as-of': replicaAsOf }) },
     })
   } finally {
     release()
@@ -105,13 +115,13 @@ export async function csvStatement(app: AppContext, caller: Caller, clientId: nu
       const range = await resolveRange(app.database, tx, caller.companyId, from, to)
       const accounts = await statementAccounts(app.database, tx, caller.companyId, clientId, range)
       checkRowBound(app, totalRows(accounts))
-      return { range, accounts }
+      return { range, accounts, asOf: fromReplica(app) ? await asOf(tx) : undefined }
     })
   } catch (e) {
     release()
     throw e
   }
-  const { range, accounts } = opened
+  const { range, accounts, asOf: replicaAsOf } = opened
   const perBatch: Reads = (fn) => exportTx(app, caller, 'read', fn)
   async function* chunks() {
     yield csvRecord([...CSV_COLUMNS])
@@ -146,6 +156,7 @@ export async function csvStatement(app: AppContext, caller: Caller, clientId: nu
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': `attachment; filename="statement-${clientId}.csv"`,
       'cache-control': 'no-store',
+      ...(replicaAsOf && { 'as-of': replicaAsOf }),
     },
   })
 }
