@@ -130,11 +130,6 @@ async function main() {
   const auditChain = startAuditChain(ctx)
   const worker = deliveryWorker(ctx).start()
   const port = server.server!.port!
-  log({ level: 'info', msg: 'listening', port, database: database.kind, store: ctx.store.kind })
-  // Started without `--max-http-header-size` above MAX_HEADER_BYTES, the listener refuses long heads first, bodiless.
-  const listenerHeadBound = (await import('node:http')).maxHeaderSize
-  if (listenerHeadBound <= config.maxHeaderBytes)
-    log({ level: 'warn', msg: `start with bun --max-http-header-size=${LISTENER_HEADER_BYTES}: a request head over ${listenerHeadBound} bytes is answered 431 without a body` })
   const copies = config.processes > 1 && !copy ? startCopies(config.processes - 1, port, log, ['--demo']) : undefined
 
   let stopping = false
@@ -151,6 +146,12 @@ async function main() {
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
+  // Said once the signals are heard: whoever waits for this line may stop the process at once and see it say so.
+  log({ level: 'info', msg: 'listening', port, database: database.kind, store: ctx.store.kind })
+  // Started without `--max-http-header-size` above MAX_HEADER_BYTES, the listener refuses long heads first, bodiless.
+  const listenerHeadBound = (await import('node:http')).maxHeaderSize
+  if (listenerHeadBound <= config.maxHeaderBytes)
+    log({ level: 'warn', msg: `start with bun --max-http-header-size=${LISTENER_HEADER_BYTES}: a request head over ${listenerHeadBound} bytes is answered 431 without a body` })
   if (copy) {
     whenFirstGone(() => void stop('first process gone'))
     announceListening()
