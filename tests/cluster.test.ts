@@ -13,6 +13,7 @@ import { SignJWT } from 'jose'
 import { onPostgres, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
 import { freePort, serverEnv } from './server'
 import { startCluster, type RunningCluster } from '../scripts/cluster'
+import { jsonClient, type Json } from './json-client'
 
 const ROOT = join(import.meta.dir, '..')
 
@@ -45,25 +46,6 @@ async function refusedStart(dir: string, env: Record<string, string>) {
   return { code: proc.exitCode, output: out + err }
 }
 
-type Json = Record<string, any>
-
-function client(base: string) {
-  return async (method: string, path: string, opts: { key?: string; bearer?: string; body?: unknown } = {}) => {
-    const headers: Record<string, string> = {}
-    if (opts.key) headers['x-api-key'] = opts.key
-    if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`
-    if (opts.body !== undefined) headers['content-type'] = 'application/json'
-    const res = await fetch(`${base}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) })
-    const text = await res.text()
-    let body: Json = {}
-    try {
-      body = JSON.parse(text)
-    } catch {
-      // HAProxy's own error pages are HTML.
-    }
-    return { status: res.status, body, served: res.headers.get('x-served-by') }
-  }
-}
 
 /** A kiosk screen: follows the event stream and, like EventSource, reconnects when it ends. */
 class Screen {
@@ -169,7 +151,7 @@ describe('cluster', () => {
  * Statement exports read from a pool of their own, through PgBouncer like everything else: they answer, and their
  * statement timeout (set in each transaction, since PgBouncer refuses it as a startup parameter) cuts a slow one.
  */
-async function exportsThroughPgBouncer(api: ReturnType<typeof client>, db: ReturnType<typeof postgres>, key: string, clientId: number) {
+async function exportsThroughPgBouncer(api: ReturnType<typeof jsonClient>, db: ReturnType<typeof postgres>, key: string, clientId: number) {
   const granted = await api('POST', `/api/clients/${clientId}/external-grants`, { key, body: {} })
   expect(granted.status).toBe(201)
   const path = `/api/external/clients/${clientId}/statement`
@@ -204,7 +186,7 @@ async function load(cluster: RunningCluster, db: ReturnType<typeof postgres>, di
   expect(noDirect.code).toBe(2)
   expect(noDirect.output).toContain('DATABASE_DIRECT_URL')
 
-  const api = client(cluster.base)
+  const api = jsonClient(cluster.base)
 
   // Set-up through the balancer, like an operator.
   const jwt = await new SignJWT({ email: SUPERADMIN_EMAIL })

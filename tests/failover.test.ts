@@ -15,6 +15,7 @@ import { SignJWT } from 'jose'
 import { SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
 import { startReceiver } from './receiver'
 import { startHaCluster, type HaCluster } from '../scripts/cluster-ha'
+import { jsonClient, type Json } from './json-client'
 
 const NEEDED = ['/usr/bin/pg_autoctl', '/usr/bin/pgbackrest', '/usr/lib/postgresql/15/bin/postgres', '/usr/sbin/haproxy']
 const missing = NEEDED.filter((f) => !existsSync(f))
@@ -22,25 +23,6 @@ const KILL_AT_MS = 6_000
 /** Load goes on this long after the kill. */
 const AFTER_KILL_MS = 22_000
 
-type Json = Record<string, any>
-
-function client(base: string) {
-  return async (method: string, path: string, opts: { key?: string; bearer?: string; body?: unknown } = {}) => {
-    const headers: Record<string, string> = {}
-    if (opts.key) headers['x-api-key'] = opts.key
-    if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`
-    if (opts.body !== undefined) headers['content-type'] = 'application/json'
-    const res = await fetch(`${base}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) })
-    const text = await res.text()
-    let body: Json = {}
-    try {
-      body = JSON.parse(text)
-    } catch {
-      // HAProxy's own error pages are HTML.
-    }
-    return { status: res.status, body, retryAfter: res.headers.get('retry-after') }
-  }
-}
 
 /** A kiosk screen: follows the event stream and, like EventSource, reconnects when it ends. */
 class Screen {
@@ -130,7 +112,7 @@ describe('failover', () => {
 })
 
 async function scenario(cluster: HaCluster, receiver: ReturnType<typeof startReceiver>) {
-  const api = client(cluster.base)
+  const api = jsonClient(cluster.base)
   const jwt = await new SignJWT({ email: SUPERADMIN_EMAIL })
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuedAt()
