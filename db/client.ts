@@ -185,12 +185,16 @@ export function connect(postgres: Postgres, url: string, options: Parameters<Pos
  * host and a socket that connects to whichever host takes writes (db/hosts.ts: postgres.js alone would leave
  * statements waiting without end while no host does).
  */
-export function connectionOptions(postgres: Postgres, url: string): { url: string; options: { host?: string; socket?: () => Promise<import('node:net').Socket>; backoff?: (retries: number) => number } } {
+export function connectionOptions(postgres: Postgres, url: string): { url: string; options: { host?: string; socket?: () => Promise<import('node:net').Socket>; backoff?: (retries: number) => number; connect_timeout?: number } } {
   const list = hostList(url)
   // postgres.js waits longer before each new connection after failed ones (exponentially, up to 20 s, counted across
   // the pool): after a few seconds without a primary, the first minutes of the promoted one would be lost to it.
   // The socket hook already paces attempts while no host takes writes.
-  if (list) return { url: list.url, options: { socket: primarySocket(postgres, list).socket, backoff: (retries: number) => Math.min(0.05 * retries, 0.5) } }
+  // A connection that has not started within seconds (a host gone without a word, a socket that was never written;
+  // see db/hosts.ts) is given up and its statement answered 503, instead of after postgres.js's default 30 s.
+  // `connect_timeout` in the URL still decides.
+  const connectTimeout = /[?&]connect_timeout=/.test(url) ? {} : { connect_timeout: 5 }
+  if (list) return { url: list.url, options: { socket: primarySocket(postgres, list).socket, backoff: (retries: number) => Math.min(0.05 * retries, 0.5), ...connectTimeout } }
   const parsed = new URL(url)
   const dir = parsed.searchParams.get('host')
   if (!dir?.startsWith('/')) return { url, options: {} }

@@ -19,7 +19,7 @@ export interface HostList {
   /** The URL with only its first host: what postgres.js is given. */
   url: string
   hosts: { host: string; port: number }[]
-  /** The URL of each host alone, for the probes. */
+  /** The URL of each host alone, without target_session_attrs: for the probes. */
   single: string[]
   /** Which host new connections go to: the one taking writes, or a standby while one answers (else the primary). */
   want: 'primary' | 'standby'
@@ -42,13 +42,30 @@ export function hostList(url: string): HostList | null {
     const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(p)
     return { host: (m?.[1] ?? p).replace(/^\[|\]$/g, ''), port: m?.[2] ? Number(m[2]) : defaultPort }
   })
+  // The probes ask each host what it is and decide themselves: with target_session_attrs, postgres.js would retry a
+  // host that does not qualify without end, and a probe of a standby would hang until its timeout.
+  const bare = rest.replace(/([?&])target_session_attrs=[^&#]*&?/, '$1').replace(/[?&]$/, '')
+  const single = parts.map((p) => `${head}${p}${bare}`)
+  if (attrs === 'prefer-standby') return { url: single[0], hosts, single, want: 'standby' }
   // postgres.js decides read-write from the default_transaction_read_only a server reports at start, which a hot
   // standby reports off: it would take a standby as writable. `primary` asks whether the server is in recovery.
-  // prefer-standby is left to the probes: postgres.js would refuse a primary without end while no standby answers.
-  const own = attrs === 'prefer-standby' ? rest.replace(/([?&])target_session_attrs=prefer-standby&?/, '$1').replace(/[?&]$/, '') : rest.replace(/([?&]target_session_attrs=)read-write/, '$1primary')
-  const single = parts.map((p) => `${head}${p}${own}`)
-  return { url: single[0], hosts, single, want: attrs === 'prefer-standby' ? 'standby' : 'primary' }
+  return { url: `${head}${parts[0]}${rest.replace(/([?&]target_session_attrs=)read-write/, '$1primary')}`, hosts, single, want: 'primary' }
 }
+
+/**
+ * A socket handed to postgres.js that has had nothing written to it this long is dropped. postgres.js (3.4.9, the
+ * latest release) defers small writes with setImmediate and, when a socket closes while such a write is pending,
+ * cancels the immediate without forgetting it (`clearImmediate(nextWriteTimer)` in `closed()` and `terminate()`,
+ * never set back to null): every later socket of that pooled connection gets its startup message appended to the
+ * stale buffer and never sent, until the connect timeout (reported upstream as the "pool poisoning" of
+ * LanternOps/breeze#3225). A failover closes sockets mid-write, so this happened under load here: requests waited
+ * 30 s for a connection to the new primary that never started. postgres.js writes a startup message in the turn of
+ * the event loop that hands it the socket, so a quiet socket is such a connection: closing it keeps the statement
+ * waiting (postgres.js reconnects while its first statement is pending) and each round adds a startup message to the
+ * stale buffer, until it is long enough to be written at once; Postgres drops that garbage as a malformed startup
+ * packet, and the next round starts clean.
+ */
+const UNWRITTEN_MS = 200
 
 /** How long a probe's verdict is trusted: a pool opening many connections at once probes once. */
 const VERDICT_MS = 1000
@@ -92,7 +109,9 @@ export function primarySocket(postgres: Postgres, list: HostList) {
   let probing: Promise<number | null> | null = null
 
   const probe = async (): Promise<number | null> => {
-    probes ??= list.single.map((url) => postgres(url, { max: 1, idle_timeout: 5, connect_timeout: 2, fetch_types: false, prepare: false, onnotice: () => {} }))
+    // No backoff: postgres.js's default waits longer after each failed connect (seconds after a few), so a probe of a
+    // host that is down would wait out its timeout instead of being refused at once.
+    probes ??= list.single.map((url) => postgres(url, { max: 1, idle_timeout: 5, connect_timeout: 2, backoff: () => 0, fetch_types: false, prepare: false, onnotice: () => {} }))
     // The last known host first: after a failover it is the one most likely gone, but before one it is the answer.
     const order = list.hosts.map((_, i) => i)
     if (known) order.unshift(...order.splice(order.indexOf(known.index), 1))
@@ -122,7 +141,10 @@ export function primarySocket(postgres: Postgres, list: HostList) {
       if (known) {
         const { host, port } = list.hosts[known.index]
         try {
-          return await openSocket(host, port)
+          const socket = await openSocket(host, port)
+          const watch = setTimeout(() => socket.bytesWritten === 0 && socket.destroy(), UNWRITTEN_MS)
+          socket.once('close', () => clearTimeout(watch))
+          return socket
         } catch {
           known = null
         }

@@ -1,7 +1,10 @@
 import { describe, expect, test } from 'bun:test'
+import type { Socket } from 'node:net'
+import postgres from 'postgres'
 import { hostList } from '../../db/hosts'
-import { isConnectionLost } from '../../db/client'
+import { connectionOptions, isConnectionLost } from '../../db/client'
 import { ConfigError, loadConfig } from '../../server/config'
+import { postgresTest } from '../helpers'
 
 describe('multi-host database URLs', () => {
   test('DATABASE_URL, DATABASE_DIRECT_URL and DATABASE_READ_URL take a libpq host list; a malformed one stops the start naming the variable', () => {
@@ -31,13 +34,10 @@ describe('multi-host database URLs', () => {
         { host: '::1', port: 6002 },
         { host: 'db3', port: 5432 },
       ],
-      single: [
-        'postgres://app:p%40ss@db1:6001/fos?sslmode=disable&target_session_attrs=primary',
-        'postgres://app:p%40ss@[::1]:6002/fos?sslmode=disable&target_session_attrs=primary',
-        'postgres://app:p%40ss@db3/fos?sslmode=disable&target_session_attrs=primary',
-      ],
+      single: ['postgres://app:p%40ss@db1:6001/fos?sslmode=disable', 'postgres://app:p%40ss@[::1]:6002/fos?sslmode=disable', 'postgres://app:p%40ss@db3/fos?sslmode=disable'],
       want: 'primary',
     })
+    expect(hostList('postgres://app@db1:6001,db2/fos?target_session_attrs=read-write&connect_timeout=3')?.single).toEqual(['postgres://app@db1:6001/fos?connect_timeout=3', 'postgres://app@db2/fos?connect_timeout=3'])
     expect(hostList('postgres://app@db1:6001/fos?target_session_attrs=read-write')).toBeNull()
     // A read URL preferring a standby: the probes choose, postgres.js is told nothing it would refuse a primary for.
     expect(hostList('postgres://app@db1,db2:6002/fos?target_session_attrs=prefer-standby&sslmode=disable')).toEqual({
@@ -59,4 +59,37 @@ describe('multi-host database URLs', () => {
     for (const code of ['23505', '40001', '22003', undefined]) expect(isConnectionLost(new Error('x', { cause: { code } }))).toBe(false)
     expect(isConnectionLost(new TypeError('undefined is not an object'))).toBe(false)
   })
+
+  postgresTest('a pooled connection whose socket went away mid-write starts again on the next socket, without waiting out its connect timeout', async () => {
+    // The test database listed twice: a host list, so the pool connects through db/hosts.ts's socket hook.
+    const single = new URL(process.env.TEST_DATABASE_URL!)
+    const listed = `postgres://${single.username}@${single.host},${single.host}${single.pathname}?target_session_attrs=read-write`
+    const own = connectionOptions(postgres, listed)
+    expect(own.options.connect_timeout).toBe(5)
+    const sockets: Socket[] = []
+    const counted = {
+      ...own.options,
+      socket: async () => {
+        const socket = await own.options.socket!()
+        sockets.push(socket)
+        return socket
+      },
+    }
+    const sql = postgres(own.url, { ...counted, max: 1, connect_timeout: 30, onnotice: () => {} })
+    try {
+      expect((await sql`select 1 as x`)[0].x).toBe(1)
+      // The socket goes away with a statement waiting to be sent (postgres.js sends small ones on the next turn of
+      // the event loop): what a failover does to a busy connection.
+      sockets[0].destroy()
+      const cut = sql`select 2 as x`.then(() => 'answered', (e) => e.code)
+      expect(await cut).toBe('CONNECTION_CLOSED')
+      const started = Date.now()
+      expect((await sql`select 3 as x`)[0].x).toBe(3)
+      expect(Date.now() - started).toBeLessThan(5_000)
+      expect(sockets.length).toBeGreaterThan(2)
+    } finally {
+      await sql.end({ timeout: 1 })
+    }
+  })
 })
+
