@@ -149,13 +149,15 @@ export function unpipelined(client: Sql, max: number): Sql {
 /**
  * Whether a failure (or its cause, as drizzle wraps driver errors) is the database connection going away or a server
  * that cannot take writes: the primary was lost (the connection closed, reset, refused), a statement ran on a server
- * that is or became read-only (25006: a standby, or a primary that demoted itself), or a transaction the lost
- * connection left aborted (25P02, nothing of it commits). None is the caller's fault; retried after a failover, the
- * same request succeeds.
+ * that is or became read-only (25006: a standby, or a primary that demoted itself; 25001, "transaction read-write
+ * mode must be set before any query": a transaction begun while a promoted node was still read-only and running when
+ * pg_auto_failover turned writes on, seen under `bun bench/failover.ts`; the service sets a transaction's mode only
+ * in its BEGIN), or a transaction the lost connection left aborted (25P02, nothing of it commits). None is the
+ * caller's fault; retried after a failover, the same request succeeds.
  */
 export function isConnectionLost(error: unknown): boolean {
   for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === 'string' && /^(CONNECTION_(CLOSED|ENDED|DESTROYED)|CONNECT_TIMEOUT|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|25006|25P02|57P0[1-3])$/.test(e.code)) return true
+    if (typeof e.code === 'string' && /^(CONNECTION_(CLOSED|ENDED|DESTROYED)|CONNECT_TIMEOUT|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|25001|25006|25P02|57P0[1-3])$/.test(e.code)) return true
   }
   return false
 }

@@ -54,7 +54,7 @@ describe('multi-host database URLs', () => {
   })
 
   test('a lost connection or a server that cannot write is told apart from every other failure, also wrapped', () => {
-    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '25006', '25P02', '57P01'])
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '25001', '25006', '25P02', '57P01'])
       expect([code, isConnectionLost({ code }), isConnectionLost(new Error('Failed query', { cause: { code } }))]).toEqual([code, true, true])
     for (const code of ['23505', '40001', '22003', undefined]) expect(isConnectionLost(new Error('x', { cause: { code } }))).toBe(false)
     expect(isConnectionLost(new TypeError('undefined is not an object'))).toBe(false)
