@@ -39,6 +39,7 @@
 #   scripts/cluster-ha.sh autoctl DIR ARGS pg_autoctl ARGS as the postgres user, against node 1's keeper
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/balanced.sh
 
 PGBIN=/usr/lib/postgresql/15/bin
 # The postgres user cannot read some directories root keeps on its PATH, and pg_autoctl looks for pg_ctl along it.
@@ -347,70 +348,12 @@ fi
 # Statement exports and audit verification read from the standby while there is one (DATABASE_READ_URL).
 DATABASE_READ_URL="postgres://postgres@127.0.0.1:${NODE_PORTS[0]},127.0.0.1:${NODE_PORTS[1]}/$DB?target_session_attrs=prefer-standby"
 export DATABASE_URL DATABASE_READ_URL
-export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}
-export TRUST_PROXY=true
-export SIGNING_SECRET=${SIGNING_SECRET:-$(head -c 32 /dev/urandom | base64 | tr -d '/+=\n')}
-export MIMALLOC_PURGE_DELAY=${MIMALLOC_PURGE_DELAY:--1}
-BACKENDS=""
-n=0
-for port in "${SERVER_PORTS[@]}"; do
-  n=$((n + 1))
-  mkdir -p "$DIR/server-$n"
-  PORT=$port DATA_DIR="$DIR/server-$n" "$BUN" server/main.ts >"$DIR/server-$n.log" 2>&1 &
-  SERVER_PIDS+=($!)
-  echo $! >"$DIR/server-$n.pid"
-  BACKENDS+="    server s$n 127.0.0.1:$port check"$'\n'
-done
-
+export_server_env
+start_servers "${SERVER_PORTS[@]}"
 # As scripts/cluster.sh, except that a failover makes every process answer /health 503 for a few seconds at once:
 # HAProxy must not take them all out of rotation for that (their own 503s with Retry-After are the right answer),
-# so a process leaves only when it stops answering at all (`observe layer4`-style: a refused connection).
-cat >"$DIR/haproxy.cfg" <<EOF
-global
-    maxconn 4096
-    nbthread 1
-defaults
-    mode http
-    option redispatch
-    retries 2
-    timeout connect 2s
-    timeout client 60s
-    timeout server 60s
-    timeout tunnel 1h
-    timeout http-keep-alive 10s
-    timeout queue 10s
-frontend api
-    bind 127.0.0.1:$PORT
-    option forwardfor
-    default_backend servers
-backend servers
-    balance leastconn
-    http-reuse always
-    option httpchk GET /health
-    http-check expect rstatus ^(200|503)$
-    timeout check 5s
-    default-server inter 300ms fall 3 rise 2
-    http-response set-header X-Served-By %s
-$BACKENDS
-EOF
-"$HAPROXY" -W -db -f "$DIR/haproxy.cfg" >"$DIR/haproxy.log" 2>&1 &
-HAPROXY_PID=$!
-
-deadline=$((SECONDS + 180))
-for ((i = 1; i <= n; i++)); do
-  until curl -fsS "http://127.0.0.1:${SERVER_PORTS[$((i - 1))]}/health" >/dev/null 2>&1; do
-    if ! kill -0 "$(cat "$DIR/server-$i.pid")" 2>/dev/null; then
-      echo "cluster-ha: server $i exited; its log:" >&2
-      tail -n 20 "$DIR/server-$i.log" >&2
-      exit 1
-    fi
-    if ((SECONDS > deadline)); then echo "cluster-ha: server $i did not answer /health" >&2; exit 1; fi
-    sleep 0.2
-  done
-done
-until curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do
-  if ((SECONDS > deadline)); then echo "cluster-ha: HAProxy did not answer" >&2; exit 1; fi
-  sleep 0.2
-done
+# so a process leaves only when it stops answering at all (a refused or timed-out check).
+start_haproxy '200|503'
+wait_ready cluster-ha "${SERVER_PORTS[@]}"
 echo "cluster ready http://127.0.0.1:$PORT $DIR $DATABASE_URL"
 wait "$HAPROXY_PID" "${SERVER_PIDS[@]}"

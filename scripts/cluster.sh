@@ -20,6 +20,7 @@
 # Once everything answers, prints `cluster ready <url> <dir>`; `<dir>/server-<n>.pid` hold the server pids.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/balanced.sh
 
 for bin in pgbouncer haproxy; do
   if ! command -v "$bin" >/dev/null && [ ! -x "/usr/sbin/$bin" ]; then
@@ -128,86 +129,14 @@ done
 
 POOLED_URL="postgres://$CREDENTIALS@127.0.0.1:$PGB_PORT/$PG_DB${PGB_SOCKET_DIR:+?host=$PGB_SOCKET_DIR}"
 export DATABASE_URL=$POOLED_URL DATABASE_DIRECT_URL=$DB_URL DATABASE_POOL_MODE=transaction
-export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}
-# HAProxy appends the client address to X-Forwarded-For; per-address limits count that address, not HAProxy's.
-export TRUST_PROXY=true
-# Every process must sign and verify the same download links.
-export SIGNING_SECRET=${SIGNING_SECRET:-$(head -c 32 /dev/urandom | base64 | tr -d '/+=\n')}
-# The runtime's allocator otherwise hands freed pages back to the system and faults them in again request after
-# request: about a fifth of a process's CPU (bench/README.md, "The runtime's allocator").
-export MIMALLOC_PURGE_DELAY=${MIMALLOC_PURGE_DELAY:--1}
+export_server_env
 
-BACKENDS=""
-read -r -a PORTS <<<"${CLUSTER_SERVER_PORTS:-}"
-if [ ${#PORTS[@]} -gt 0 ]; then PROCESSES=${#PORTS[@]}; fi
-port_of() { if [ ${#PORTS[@]} -gt 0 ]; then echo "${PORTS[$1 - 1]}"; else echo $((SERVER_PORT + $1 - 1)); fi; }
-for ((n = 1; n <= PROCESSES; n++)); do
-  port=$(port_of "$n")
-  mkdir -p "$DIR/server-$n"
-  # The listener's own bound on a request head sits above MAX_HEADER_BYTES, so the application answers 431 itself.
-  PORT=$port DATA_DIR="$DIR/server-$n" "$BUN" --max-http-header-size=65536 server/main.ts >"$DIR/server-$n.log" 2>&1 &
-  SERVER_PIDS+=($!)
-  echo $! >"$DIR/server-$n.pid"
-  BACKENDS+="    server s$n 127.0.0.1:$port check"$'\n'
-done
-
-# Timeouts: a waiting-room stream is idle between snapshots but gets a heartbeat every 15 s, so client and server
-# timeouts sit well above that; `timeout tunnel` covers the long-lived response once it is streaming.
-cat >"$DIR/haproxy.cfg" <<EOF
-global
-    maxconn 4096
-    # One thread: the processes behind it want the cores more than a second HAProxy thread does.
-    nbthread 1
-defaults
-    mode http
-    # Keep-alive on both sides (HAProxy's default): connections to the processes are reused across requests.
-    option redispatch
-    retries 2
-    timeout connect 2s
-    timeout client 60s
-    timeout server 60s
-    timeout tunnel 1h
-    timeout http-keep-alive 10s
-    timeout queue 10s
-frontend api
-    bind 127.0.0.1:$PORT
-    option forwardfor
-    default_backend servers
-backend servers
-    # The process with the fewest requests in hand: a process paused (collecting garbage, or killed) gets no queue.
-    balance leastconn
-    # Any idle connection to a process serves any client's next request: no new connection per client connection.
-    http-reuse always
-    option httpchk GET /health
-    http-check expect status 200
-    # A killed process refuses the check's connection at once, so 3 checks a second find it in about a second.
-    # A busy one answers /health only once the database does, which can take a moment under load: the check's
-    # own timeout is generous, so load alone never takes a process out of rotation (nor cuts its streams).
-    timeout check 5s
-    default-server inter 300ms fall 3 rise 2
-    # Which process answered: for logs, and for the cluster test to pick a process that holds streams.
-    http-response set-header X-Served-By %s
-$BACKENDS
-EOF
-"$HAPROXY" -W -db -f "$DIR/haproxy.cfg" >"$DIR/haproxy.log" 2>&1 &
-HAPROXY_PID=$!
-
-deadline=$((SECONDS + 180))
-for ((n = 1; n <= PROCESSES; n++)); do
-  port=$(port_of "$n")
-  until curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; do
-    if ! kill -0 "$(cat "$DIR/server-$n.pid")" 2>/dev/null; then
-      echo "cluster: server $n exited; its log:" >&2
-      tail -n 20 "$DIR/server-$n.log" >&2
-      exit 1
-    fi
-    if ((SECONDS > deadline)); then echo "cluster: server $n did not answer /health" >&2; exit 1; fi
-    sleep 0.2
-  done
-done
-until curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do
-  if ((SECONDS > deadline)); then echo "cluster: HAProxy did not answer" >&2; exit 1; fi
-  sleep 0.2
-done
+read -r -a SERVER_PORT_LIST <<<"${CLUSTER_SERVER_PORTS:-}"
+if [ ${#SERVER_PORT_LIST[@]} -eq 0 ]; then
+  for ((n = 0; n < PROCESSES; n++)); do SERVER_PORT_LIST+=($((SERVER_PORT + n))); done
+fi
+start_servers "${SERVER_PORT_LIST[@]}"
+start_haproxy 200
+wait_ready cluster "${SERVER_PORT_LIST[@]}"
 echo "cluster ready http://127.0.0.1:$PORT $DIR"
 wait "$HAPROXY_PID" "$PGBOUNCER_PID" "${SERVER_PIDS[@]}"

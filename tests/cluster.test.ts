@@ -14,6 +14,7 @@ import { onPostgres, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
 import { freePort, serverEnv } from './server'
 import { startCluster, type RunningCluster } from '../scripts/cluster'
 import { jsonClient, type Json } from './json-client'
+import { Screen, until } from './screens'
 
 const ROOT = join(import.meta.dir, '..')
 
@@ -47,64 +48,6 @@ async function refusedStart(dir: string, env: Record<string, string>) {
 }
 
 
-/** A kiosk screen: follows the event stream and, like EventSource, reconnects when it ends. */
-class Screen {
-  last: Json | null = null
-  connections = 0
-  servers: string[] = []
-  private stopped = false
-  private abort = new AbortController()
-  readonly done: Promise<void>
-
-  constructor(private url: string) {
-    this.done = this.run()
-  }
-
-  private async run() {
-    while (!this.stopped) {
-      try {
-        const res = await fetch(this.url, { signal: this.abort.signal })
-        if (res.status === 200 && res.body) {
-          this.connections++
-          this.servers.push(res.headers.get('x-served-by') ?? '?')
-          const reader = res.body.getReader()
-          const decoder = new TextDecoder()
-          let buf = ''
-          for (;;) {
-            const { done, value } = await reader.read()
-            if (done) break
-            buf += decoder.decode(value, { stream: true })
-            let end: number
-            while ((end = buf.indexOf('\n\n')) >= 0) {
-              const frame = buf.slice(0, end)
-              buf = buf.slice(end + 2)
-              if (/^event: snapshot$/m.test(frame)) this.last = JSON.parse(/^data: (.*)$/m.exec(frame)![1])
-            }
-          }
-        }
-      } catch {
-        // Connection refused or cut: retry like a screen would.
-      }
-      if (!this.stopped) await Bun.sleep(300)
-    }
-  }
-
-  get server() {
-    return this.servers.at(-1)
-  }
-
-  async stop() {
-    this.stopped = true
-    this.abort.abort()
-    await this.done
-  }
-}
-
-const until = async (check: () => boolean, ms: number) => {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline && !check()) await Bun.sleep(100)
-  return check()
-}
 
 describe('cluster', () => {
   const name = 'PgBouncer + 3 processes + HAProxy: kill -9 under mixed load loses nothing; streams, balances and the rate limit hold'

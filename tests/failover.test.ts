@@ -16,6 +16,7 @@ import { SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
 import { startReceiver } from './receiver'
 import { startHaCluster, type HaCluster } from '../scripts/cluster-ha'
 import { jsonClient, type Json } from './json-client'
+import { Screen, until } from './screens'
 
 const NEEDED = ['/usr/bin/pg_autoctl', '/usr/bin/pgbackrest', '/usr/lib/postgresql/15/bin/postgres', '/usr/sbin/haproxy']
 const missing = NEEDED.filter((f) => !existsSync(f))
@@ -23,62 +24,6 @@ const KILL_AT_MS = 6_000
 /** Load goes on this long after the kill. */
 const AFTER_KILL_MS = 22_000
 
-
-/** A kiosk screen: follows the event stream and, like EventSource, reconnects when it ends. */
-class Screen {
-  last: Json | null = null
-  connections = 0
-  private stopped = false
-  private abort = new AbortController()
-  readonly done: Promise<void>
-
-  constructor(private url: string) {
-    this.done = this.run()
-  }
-
-  private async run() {
-    while (!this.stopped) {
-      try {
-        const res = await fetch(this.url, { signal: this.abort.signal })
-        if (res.status === 200 && res.body) {
-          this.connections++
-          const reader = res.body.getReader()
-          const decoder = new TextDecoder()
-          let buf = ''
-          for (;;) {
-            const { done, value } = await reader.read()
-            if (done) break
-            buf += decoder.decode(value, { stream: true })
-            let end: number
-            while ((end = buf.indexOf('\n\n')) >= 0) {
-              const frame = buf.slice(0, end)
-              buf = buf.slice(end + 2)
-              if (/^event: snapshot$/m.test(frame)) this.last = JSON.parse(/^data: (.*)$/m.exec(frame)![1])
-            }
-          }
-        }
-      } catch {
-        // Cut: retry like a screen would.
-      }
-      if (!this.stopped) await Bun.sleep(300)
-    }
-  }
-
-  async stop() {
-    this.stopped = true
-    this.abort.abort()
-    await this.done
-  }
-}
-
-const until = async (check: () => boolean | Promise<boolean>, ms: number) => {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await check()) return true
-    await Bun.sleep(200)
-  }
-  return check()
-}
 
 describe('failover', () => {
   const name = 'pg_auto_failover: the primary killed under load loses no acknowledged write, answers 503 (never 500) and writes again within 15 s'

@@ -1,4 +1,4 @@
-/** A JSON caller of a server over real HTTP, for the tests that run the service as processes behind a balancer. */
+/** A JSON caller of a server over real HTTP, for the tests that talk to a running server process. */
 export type Json = Record<string, any>
 
 export function jsonClient(base: string) {

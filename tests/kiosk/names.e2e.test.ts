@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core'
 import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, type Chromium } from './browser'
 import { openScene, type Scene } from './scene'
+import { jsonClient } from '../json-client'
 
 const SLOW = 45_000
 /** The contract's bound from a change to every screen that shows it. */
@@ -20,16 +21,6 @@ let key: string
 let companyId: number
 let email: string
 let dispenserUrl: string
-
-async function call(method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) {
-  const res = await fetch(`${server.base}${path}`, {
-    method,
-    headers: { ...auth, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await res.text()
-  return { status: res.status, body: text ? JSON.parse(text) : null }
-}
 
 const ok: Scene['ok'] = (...args) => scene.ok(...args)
 
@@ -108,7 +99,7 @@ describe('customer names at the dispenser and the counter', () => {
 
     // The server holds the same rule: no name, no ticket.
     const token = decodeURIComponent(new URL(dispenserUrl).pathname.split('/').pop()!)
-    const refused = await call('POST', `/api/public/ventanilla/${encodeURIComponent(token)}/tickets`, { service_id: queue.service_id }, {})
+    const refused = await jsonClient(server.base)('POST', `/api/public/ventanilla/${encodeURIComponent(token)}/tickets`, { body: { service_id: queue.service_id } })
     expect(refused.status).toBe(400)
     expect((await ok('GET', '/api/ventanilla/queue')).data[0].waiting).toEqual([])
   }, 90_000)
@@ -178,7 +169,7 @@ describe('customer names at the dispenser and the counter', () => {
     const [open] = await serving()
     // Finished from elsewhere (another tab, the API) while this console still shows it.
     await ok('POST', `/api/ventanilla/tickets/${open.ticket.id}/finish`)
-    const closed = await call('PATCH', `/api/ventanilla/tickets/${open.ticket.id}`, { customer_name: 'Otro' })
+    const closed = await jsonClient(server.base)('PATCH', `/api/ventanilla/tickets/${open.ticket.id}`, { key, body: { customer_name: 'Otro' } })
     expect([closed.status, closed.body.code]).toEqual([409, 'TICKET_CLOSED'])
     await desk.bringToFront()
     await desk.keyboard.press('e')

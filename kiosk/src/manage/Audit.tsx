@@ -1,6 +1,6 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
 import { apiExact, money } from './api'
-import type { Page } from './ledger'
+import { AUDIT_ACTION_LABEL, describeChanges, type Page } from './ledger'
 import { session } from './session'
 import { createAction, NoteLine, when } from './ui'
 
@@ -43,14 +43,7 @@ const TABLES: [string, string][] = [
   ['employees', 'Personal'],
   ['mesas', 'Mesas'],
 ]
-const ACTIONS: [string, string][] = [
-  ['', 'Todas'],
-  ['create', 'Alta'],
-  ['update', 'Cambio'],
-  ['cancel', 'Cancelación'],
-  ['revert', 'Reversión'],
-  ['delete', 'Baja'],
-]
+const ACTIONS: [string, string][] = [['', 'Todas'], ...Object.entries(AUDIT_ACTION_LABEL)]
 const CHANNELS: [string, string][] = [
   ['', 'Todos'],
   ['messaging', 'Mensajería'],
@@ -58,14 +51,12 @@ const CHANNELS: [string, string][] = [
   ['cli', 'Consola del operador'],
   ['setup', 'Configuración inicial'],
 ]
-const ACTION_LABEL = Object.fromEntries(ACTIONS.slice(1))
 const ENTITY_LABEL: Record<string, string> = { ...Object.fromEntries(TABLES.slice(1)), transactions: 'Movimiento', operations: 'Operación', clients: 'Cliente', accounts: 'Cuenta', attachments: 'Adjunto', employees: 'Empleado', mesas: 'Mesa' }
 const REASON: Record<string, string> = {
   hash_mismatch: 'un registro fue modificado después de sellado',
   gap: 'falta un registro en la secuencia',
   prev_mismatch: 'un registro fue insertado o reordenado',
 }
-const show = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v))
 
 export function Audit() {
   const [table, setTable] = createSignal('')
@@ -226,14 +217,11 @@ export function Audit() {
                       <td>{when(r.timestamp)}</td>
                       <td>{r.actor.name ?? r.actor.email ?? 'una clave de la empresa'}</td>
                       <td>
-                        {ACTION_LABEL[r.action] ?? r.action} · {ENTITY_LABEL[r.entity] ?? r.entity} {r.entity_id}
+                        {AUDIT_ACTION_LABEL[r.action] ?? r.action} · {ENTITY_LABEL[r.entity] ?? r.entity} {r.entity_id}
                         {r.channel ? ` · ${r.channel}` : ''}
                       </td>
                       <td>
-                        {r.changes
-                          .filter((c) => c.field !== 'updated_at')
-                          .map((c) => `${c.field}: ${show(c.before)} → ${show(c.after)}`)
-                          .join('; ') || '—'}
+                        {describeChanges(r.changes)}
                       </td>
                     </tr>
                   )}

@@ -4,7 +4,9 @@ import { ApiFailure, apiExact, explain, money } from './api'
 import { formatArs } from './decimal'
 import {
   allClients,
+  AUDIT_ACTION_LABEL,
   balancesAfter,
+  describeChanges,
   STATUS_LABEL,
   today,
   TX_STATUS_LABEL,
@@ -342,8 +344,6 @@ interface AuditEntry {
   changes: { field: string; before: unknown; after: unknown }[]
 }
 
-const ACTION_LABEL: Record<string, string> = { create: 'Alta', update: 'Cambio', cancel: 'Cancelación', revert: 'Reversión', delete: 'Baja' }
-
 /**
  * The audit rows of one operation and its transactions. The API filters by table and date, not by record, so the
  * rows since the operation was made are read and kept when they name it (a few pages at most for one day's work).
@@ -365,8 +365,6 @@ async function auditOf(op: Operation): Promise<AuditEntry[]> {
   }
   return out.sort((a, b) => b.timestamp.localeCompare(a.timestamp) || Number(b.id) - Number(a.id))
 }
-
-const show = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v))
 
 function Attachments(props: { op: Operation; onChanged: () => Promise<unknown> }) {
   const action = createAction((e) =>
@@ -545,13 +543,10 @@ export function OperationPage() {
                               <td>{when(r.timestamp)}</td>
                               <td>{r.actor.name ?? r.actor.email ?? 'una clave de la empresa'}</td>
                               <td>
-                                {ACTION_LABEL[r.action] ?? r.action} de {r.entity === 'operations' ? 'la operación' : `el movimiento ${r.entity_id}`}
+                                {AUDIT_ACTION_LABEL[r.action] ?? r.action} de {r.entity === 'operations' ? 'la operación' : `el movimiento ${r.entity_id}`}
                               </td>
                               <td>
-                                {r.changes
-                                  .filter((c) => c.field !== 'updated_at')
-                                  .map((c) => `${c.field}: ${show(c.before)} → ${show(c.after)}`)
-                                  .join('; ') || '—'}
+                                {describeChanges(r.changes)}
                               </td>
                             </tr>
                           )}

@@ -120,3 +120,18 @@ export function totalsByCurrency(accounts: Account[]): { currency: string; total
   for (const a of accounts) sums.set(a.currency_name, (sums.get(a.currency_name) ?? new Decimal(0)).plus(a.balance))
   return [...sums].sort(([a], [b]) => a.localeCompare(b)).map(([currency, total]) => ({ currency, total: total.toFixed() }))
 }
+
+/** Audit trail actions in the words of the screens. */
+export const AUDIT_ACTION_LABEL: Record<string, string> = { create: 'Alta', update: 'Cambio', cancel: 'Cancelación', revert: 'Reversión', delete: 'Baja' }
+
+const shown = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v))
+
+/** What an audit entry changed, field by field ("—" when only its time of change moved). */
+export function describeChanges(changes: { field: string; before: unknown; after: unknown }[]): string {
+  return (
+    changes
+      .filter((c) => c.field !== 'updated_at')
+      .map((c) => `${c.field}: ${shown(c.before)} → ${shown(c.after)}`)
+      .join('; ') || '—'
+  )
+}
