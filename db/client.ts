@@ -12,8 +12,11 @@ export type { Db, Executor, Tx } from './driver'
 export interface Database {
   kind: 'postgres' | 'pglite'
   db: Db
-  /** Subscribe to a NOTIFY channel; resolves to an unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
+  /**
+   * Subscribe to a NOTIFY channel; resolves to an unsubscribe function. `onListen` runs each time the subscription is
+   * in place again after its connection was lost (a failover): notifications sent meanwhile were missed.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>
   /** Raw rows of a SQL statement, the same shape on both drivers. */
   rows<T = Record<string, unknown>>(query: ReturnType<typeof sql>, on?: Executor): Promise<T[]>
   close(): Promise<void>
@@ -282,9 +285,9 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
   return {
     kind: 'postgres',
     db,
-    async listen(channel, onPayload) {
+    async listen(channel, onPayload, onListen) {
       listener ??= connect(postgres, directUrl, { max: 1, onnotice: () => {} })
-      const sub = await listener.listen(channel, onPayload)
+      const sub = await listener.listen(channel, onPayload, onListen)
       return () => sub.unlisten()
     },
     async rows(query, on = db) {

@@ -236,15 +236,27 @@ async function scenario(cluster: HaCluster, receiver: ReturnType<typeof startRec
       from accounts a where a.id = any(${accountIds})`
     for (const row of ledger) expect(row.balance).toBe(row.completed)
 
-    // Every committed operation's events reached the receiver (at least once).
+    // Every committed operation's events reached the receiver (at least once), none later than 15 s after writes
+    // resumed: an event committed before the kill was due from then, one committed after it from its commit.
     const expected = rows.flatMap((r) => [`operation.created ${r.id}`, ...(r.status === 'completed' ? [`operation.approved ${r.id}`] : [])])
     const got = () => new Set(receiver.received.map((x) => `${x.event.type} ${x.event.data?.object?.id}`))
     phaseStart = Date.now()
     await until(() => expected.every((e) => got().has(e)), 60_000)
     console.log(`[failover] every event delivered in ${Date.now() - phaseStart} ms`)
     expect(expected.filter((e) => !got().has(e))).toEqual([])
+    const resumedAt = Math.min(...answeredAt.filter((_, i) => acknowledgedAt[i] > killedAt))
+    let latest = { late: 0, event: '' }
+    const seen = new Set<string>()
+    for (const x of receiver.received) {
+      const event = `${x.event.type} ${x.event.data?.object?.id}`
+      if (seen.has(event)) continue
+      seen.add(event)
+      const late = x.at - Math.max(resumedAt, Date.parse(x.event.created_at))
+      if (late > latest.late) latest = { late, event }
+    }
     const duplicates = receiver.received.length - new Set(receiver.received.map((x) => x.id)).size
-    console.log(`[failover] ${rows.length} operations, ${receiver.received.length} deliveries, ${duplicates} repeated`)
+    console.log(`[failover] ${rows.length} operations, ${receiver.received.length} deliveries, ${duplicates} repeated; latest delivery ${(latest.late / 1000).toFixed(1)} s after it was due (${latest.event})`)
+    expect(latest.late).toBeLessThanOrEqual(15_000)
   } finally {
     await db.end({ timeout: 1 })
   }
