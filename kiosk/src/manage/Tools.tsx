@@ -540,7 +540,12 @@ function ToolForm(props: { tool?: Tool; dir: Directory; onDone: (saved: Tool | n
             <For each={fieldsOf(kind())}>
               {(f) => (
                 <tr data-testid="tool-field" data-key={f.key}>
-                  <th scope="row">{f.label}</th>
+                  <th scope="row">
+                    {f.label}
+                    <div>
+                      <code class="small muted">{f.key}</code>
+                    </div>
+                  </th>
                   <td>
                     <Show when={f.key !== 'date'} fallback={<span class="muted small">Vacío: el día en que se registra.</span>}>
                       <FixedValue field={f} value={fields[f.key].fixed} dir={props.dir} error={errors[f.key]} onChange={(v) => (setFields(f.key, 'fixed', v), clear(f.key))} />
