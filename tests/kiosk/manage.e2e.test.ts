@@ -72,6 +72,10 @@ describe('the manager app', () => {
       'Posición de caja',
       'Nueva operación',
       'Resultado',
+      'Mesas',
+      'Centros de costo',
+      'Herramientas del bot',
+      'Integraciones',
       'Auditoría',
     ])
     expect(await axeViolations(page)).toEqual([])

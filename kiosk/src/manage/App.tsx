@@ -17,6 +17,10 @@ import { NewOperation } from './NewOperation'
 // Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
 const Stats = lazy(() => import('./Stats').then((m) => ({ default: m.Stats })))
 const Results = lazy(() => import('./Results').then((m) => ({ default: m.Results })))
+const Mesas = lazy(() => import('./Mesas').then((m) => ({ default: m.Mesas })))
+const CostCenters = lazy(() => import('./CostCenters').then((m) => ({ default: m.CostCenters })))
+const Tools = lazy(() => import('./Tools').then((m) => ({ default: m.Tools })))
+const Integrations = lazy(() => import('./Integrations').then((m) => ({ default: m.Integrations })))
 
 function SignIn(props: { notice: string | null }) {
   const [company, setCompany] = createSignal(companyId())
@@ -193,6 +197,10 @@ export function App() {
       <Route path="/nueva" component={guarded('/nueva', NewOperation)} />
       <Route path="/auditoria" component={guarded('/auditoria', Audit)} />
       <Route path="/resultado" component={guarded('/resultado', Results)} />
+      <Route path="/mesas" component={guarded('/mesas', Mesas)} />
+      <Route path="/centros-de-costo" component={guarded('/centros-de-costo', CostCenters)} />
+      <Route path="/herramientas" component={guarded('/herramientas', Tools)} />
+      <Route path="/integraciones" component={guarded('/integraciones', Integrations)} />
       <Route path="/posicion" component={guarded('/posicion', Position)} />
       <Route path="/cotizaciones" component={guarded('/cotizaciones', Rates)} />
       <Route path="/pantalla" component={guarded('/pantalla', Display)} />

@@ -1,4 +1,5 @@
 import { can } from './session'
+import { canHooks, isOwner } from './access'
 
 export interface Section {
   path: string
@@ -22,5 +23,9 @@ export const SECTIONS: Section[] = [
   { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
   { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
   { path: '/resultado', label: 'Resultado', allowed: () => can('metrics.view') },
+  { path: '/mesas', label: 'Mesas', allowed: () => can('mesas.view') || can('mesas.manage') },
+  { path: '/centros-de-costo', label: 'Centros de costo', allowed: () => can('cost_centers.view') || can('cost_centers.edit') },
+  { path: '/herramientas', label: 'Herramientas del bot', allowed: () => can('messaging.manage') },
+  { path: '/integraciones', label: 'Integraciones', allowed: () => isOwner() || canHooks() },
   { path: '/auditoria', label: 'Auditoría', allowed: () => can('audit.view') },
 ]

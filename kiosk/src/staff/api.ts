@@ -4,6 +4,8 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The fields the API blamed (`details` of the error body), so a form can put its words next to each. */
+    readonly details: { field?: string; label?: string; message?: string; reason?: string }[] = [],
   ) {
     super(message)
   }
