@@ -44,9 +44,9 @@ function draw(doc: PDFKit.PDFDocument, view: ReceiptView) {
   }
   const row = (label: string, value: string, bold = false) => {
     const y = doc.y
-    doc.font('regular').fontSize(8).text(label, MARGIN, y, { width: INNER * 0.45 })
+    doc.font('regular').fontSize(8).text(label, MARGIN, y, { width: INNER * 0.3 })
     const after = doc.y
-    doc.font(bold ? 'bold' : 'regular').fontSize(bold ? 9 : 8).text(value, MARGIN + INNER * 0.45, y, { width: INNER * 0.55, align: 'right' })
+    doc.font(bold ? 'bold' : 'regular').fontSize(bold ? 9 : 8).text(value, MARGIN + INNER * 0.3, y, { width: INNER * 0.7, align: 'right' })
     doc.y = Math.max(after, doc.y)
   }
   const centred = (text: string, size: number, bold = false) => doc.font(bold ? 'bold' : 'regular').fontSize(size).text(text, MARGIN, doc.y, { width: INNER, align: 'center' })
@@ -62,7 +62,7 @@ function draw(doc: PDFKit.PDFDocument, view: ReceiptView) {
   if (r.company.address) centred(r.company.address, 8)
   if (r.company.license) centred(r.company.license, 8)
   line()
-  centred(`Boleto de ${SIDE[r.side].toLowerCase()} de moneda extranjera`, 9, true)
+  centred(`Boleto de ${SIDE[r.side].toLowerCase()} de divisas`, 9, true)
   centred(`N.º ${r.number}`, 10, true)
   centred(issued(r.issued_at, view.timezone), 8)
   line()
@@ -76,7 +76,8 @@ function draw(doc: PDFKit.PDFDocument, view: ReceiptView) {
   row('Subtotal', `${money(r.local_amount)} ${local}`)
   row('Comisión', `${money(r.commission)} ${local}`)
   line()
-  row(r.side === 'buy' ? 'Total a pagar al cliente' : 'Total a cobrar al cliente', `${money(r.total)} ${local}`, true)
+  doc.font('regular').fontSize(8).text(r.side === 'buy' ? 'Total a pagar al cliente' : 'Total a cobrar al cliente', MARGIN, doc.y, { width: INNER })
+  doc.font('bold').fontSize(12).text(`${money(r.total)} ${local}`, MARGIN, doc.y, { width: INNER, align: 'right' })
   if (r.status === 'void') {
     line()
     voided()
@@ -105,7 +106,8 @@ function render(view: ReceiptView, height: number): { doc: PDFKit.PDFDocument; d
 /** The PDF bytes: drawn once on a long page to learn its height, then on a page that ends where the receipt does. */
 export async function receiptPdf(view: ReceiptView): Promise<Uint8Array<ArrayBuffer>> {
   const probe = render(view, 2000 * MM)
-  const height = probe.doc.y + MARGIN
+  // The last line must end above the bottom margin, or pdfkit moves it to a page of its own.
+  const height = probe.doc.y + 2 * MARGIN
   probe.doc.end()
   await probe.done
   const final = render(view, height)
