@@ -29,6 +29,8 @@ import { ventanillaModule } from './modules/ventanilla'
 import { sessionsModule } from './modules/sessions'
 import { webhooksModule } from './modules/webhooks'
 import { setupModule } from './modules/setup'
+import { companyModule } from './modules/company'
+import { exchangesModule } from './modules/exchanges'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -70,9 +72,11 @@ export function createApp(app: AppContext) {
     .use(setupModule(app))
     .use(sessionsModule(app))
     .use(employeesModule(app))
+    .use(companyModule(app))
     .use(clientsModule(app))
     .use(auditModule(app))
     .use(operationsModule(app))
+    .use(exchangesModule(app))
     .use(attachmentsModule(app))
     .use(costCentersModule(app))
     .use(messagingModule(app))
