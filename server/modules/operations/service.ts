@@ -220,11 +220,28 @@ export async function listOperations(db: Executor, caller: Caller, q: ListOperat
 // ---------------------------------------------------------------------------------------- write side
 
 /*
- * Locking discipline of every ledger write: at most one operation row first, then accounts in ascending id
- * order, so two writers never wait on each other in a cycle. Rows are locked `for no key update`, the lock an
- * UPDATE of a balance or status takes anyway; unlike `for update` it does not block inserts whose foreign key
- * points at the row (new transactions on an account, attachments of an operation).
+ * Locking discipline of every ledger write: at most one operation row first, then the till rows of the cajas whose
+ * accounts it moves (`for share`, ascending caja id), then accounts in ascending id order, so two writers never wait
+ * on each other in a cycle. Rows are locked `for no key update`, the lock an UPDATE of a balance or status takes
+ * anyway; unlike `for update` it does not block inserts whose foreign key points at the row (new transactions on an
+ * account, attachments of an operation). A till row is read in the step that locks it, so a write sees the latest
+ * committed open or close of the caja: a closed one refuses it (409 TILL_CLOSED), an open one records it among its
+ * session's movements. An open or a close locks its till row `for update` first and then the accounts, in the same
+ * order (server/modules/tills/service.ts).
  */
+
+/** A caja's till as the write locked it: `session_id` null when it was never opened. */
+interface TillRow {
+  caja_id: number
+  session_id: number | null
+  open: boolean
+}
+
+/** 409 TILL_CLOSED for a write moving an account of caja `cajaId`, whose till is closed. */
+export const tillClosed = (cajaId: number, field = 'transactions') =>
+  new ApiError(409, 'TILL_CLOSED', `Caja ${cajaId} is closed; nothing moves its accounts until its till is opened again (POST /api/cajas/${cajaId}/open)`, [
+    { field, message: `caja ${cajaId} is closed` },
+  ])
 
 function badAmount(index: number, message: string): ApiError {
   return invalid('Invalid transaction amount', [{ field: `transactions.${index}.amount`, message }])
@@ -268,6 +285,7 @@ async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[
       types: { id: number; company_id: number }[]
       cost_centers: { id: number; company_id: number }[]
       tx_types: { id: number; company_id: number; is_commission: boolean }[]
+      tills: TillRow[]
     }
   }>(
     await OPERATION_REFS(tx, {
@@ -283,7 +301,8 @@ async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[
   const clientRows = own(refs.clients)
   const liveClient = (id: number) => clientRows.get(id)?.deleted === false
   const accounts = new Map([...own(refs.accounts)].filter(([, a]) => liveClient(a.client_id)))
-  return { types: own(refs.types), liveClient, costCenters: own(refs.cost_centers), accounts, txTypes: own(refs.tx_types) }
+  const tills = new Map(refs.tills.map((t) => [t.caja_id, t]))
+  return { types: own(refs.types), liveClient, costCenters: own(refs.cost_centers), accounts, txTypes: own(refs.tx_types), tills }
 }
 
 type Refs = Awaited<ReturnType<typeof loadRefs>>
@@ -317,6 +336,10 @@ function prepare(caller: Caller, input: CreateOperationInput, refs: Refs, amount
     .map((t, index) => ({ index, id: t.transaction_type_id }))
     .filter((r): r is { index: number; id: number } => r.id != null)
   unknownRefs('UNKNOWN_TRANSACTION_TYPE', 'transaction_type_id', typeRefs, refs.txTypes)
+  for (const [index, t] of input.transactions.entries()) {
+    const till = refs.tills.get(refs.accounts.get(t.account_id)!.client_id)
+    if (till && till.session_id !== null && !till.open) throw tillClosed(till.caja_id, `transactions.${index}.account_id`)
+  }
 
   const scope = clientScope(caller)
   if (scope) {
@@ -456,8 +479,27 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
       where a.id = d.id`)
   }
 
+  // Each operation moving an open caja joins that caja's session (the till rows were locked by loadRefs).
+  const moves = items.flatMap((p, i) => {
+    const sessions = new Set(p.input.transactions.map((t) => refs.tills.get(refs.accounts.get(t.account_id)!.client_id)).filter((t) => t?.open).map((t) => t!.session_id!))
+    return [...sessions].map((session) => ({ session, op: ops[i].id, moved: p.status === 'completed' }))
+  })
+  if (moves.length)
+    await RECORD_CREATED(tx, {
+      company: companyId,
+      sessions: arrayLiteral(moves.map((m) => m.session)),
+      ops: arrayLiteral(moves.map((m) => m.op)),
+      moved: arrayLiteral(moves.map((m) => m.moved)),
+    })
+
   return announceCreated(tx, companyId, ops, txRows, attach)
 }
+
+/** Operations created while their cajas were open, as movements of those cajas' sessions. */
+const RECORD_CREATED = fixedStatement<{ company: number; sessions: string; ops: string; moved: string }>(
+  (p) => sql`insert into till_movements (company_id, session_id, operation_id, event, moved)
+    select ${p.company}::int, u.session_id, u.op, 'created', u.moved from unnest(${p.sessions}::int[], ${p.ops}::int[], ${p.moved}::bool[]) as u(session_id, op, moved)`,
+)
 
 /**
  * Rows that belong with one operation being created (an exchange and its receipt), written once the operation's own
@@ -501,7 +543,9 @@ async function announceCreated(tx: Tx, companyId: number, ops: InsertedOperation
  * primary key. When any check fails nothing is inserted (an id is drawn only when all pass), and the create reads its
  * references to say exactly what (`createOperation`). No account is locked first: the foreign-key checks take the
  * only lock a pending operation needs (`for key share`), which conflicts with no lock any ledger write takes, so
- * their order cannot deadlock.
+ * their order cannot deadlock. The till rows of the cajas it moves are locked `for share` before them, as every
+ * ledger write does (see the locking discipline above): a closed one leaves it uninserted (the create then says
+ * TILL_CLOSED), an open one gets it among its session's movements in the same statement.
  */
 const INSERT_CHECKED = fixedStatement<
   {
@@ -534,9 +578,15 @@ const INSERT_CHECKED = fixedStatement<
           (select c.company_id = ${p.companyId}::int and c.deleted_at is null from clients c where c.id = a.client_id) as live
         from accounts a where a.id = u.account_id limit 1) a on true
       left join lateral (select tt.company_id, tt.is_commission from transaction_types tt where tt.id = u.type_id limit 1) tt on true
+    ), tills as materialized (
+      select s.caja_id, s.session_id, s.open from till_states s
+      where s.caja_id in (select l.client_id from legs l)
+      order by s.caja_id
+      for share of s
     ), ids as materialized (
       select ${nextId('operations')} as id
       where (select bool_and(l.known) from legs l)
+        and not exists (select from tills t where t.session_id is not null and not t.open)
         and coalesce((select t.company_id = ${p.companyId}::int from operation_types t where t.id = ${p.type}::int), false)
         and (${p.client}::int is null
              or coalesce((select c.company_id = ${p.companyId}::int and c.deleted_at is null from clients c where c.id = ${p.client}::int), false))
@@ -556,6 +606,9 @@ const INSERT_CHECKED = fixedStatement<
       from ids cross join legs l
       order by l.n
       returning ${TRANSACTION_COLUMNS}
+    ), moves as (
+      insert into till_movements (company_id, session_id, operation_id, event, moved)
+      select ${p.companyId}::int, t.session_id, ids.id, 'created', false from ids cross join tills t where t.open
     )
     ${insertedRows(p.keyChecks)}`,
 )
@@ -658,14 +711,14 @@ const LEDGER_TRANSITION = fixedStatement<{
   to: string
   sign: number
 }>(
-  (p) => sql`select op_company, changed from ledger_transition(${p.id}::int, ${p.company}::int, ${p.scope}::int[], ${p.from}::text,
+  (p) => sql`select op_company, changed, till_closed from ledger_transition(${p.id}::int, ${p.company}::int, ${p.scope}::int[], ${p.from}::text,
     ${p.except}::boolean, ${p.counted}::text, ${p.to}::text, ${p.sign}::int)`,
 )
 
 /**
  * One status change of a whole operation, made by `ledger_transition` (db/sql/ledger.sql) in one round trip: lock
- * the operation row, lock the accounts it moves in ascending id order, then flip the transactions, move the balances
- * and store the new operation status. A database function because its statements' plans are kept by the session,
+ * the operation row, the till rows of the cajas it moves (refused while one is closed: 409 TILL_CLOSED), the accounts
+ * it moves in ascending id order, then flip the transactions, move the balances and store the new operation status. A database function because its statements' plans are kept by the session,
  * also behind a pooler in transaction pooling, where nothing can be prepared. Balances change by `balance + amount`
  * in numeric arithmetic, never through JavaScript.
  */
@@ -688,8 +741,9 @@ async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, 
   // the error below rolls back whatever they wrote. Both are settled before anything is thrown.
   const [changed, announced] = await Promise.allSettled([changing, announce(tx, operationEvent(rule.event, caller.companyId, id))])
   if (changed.status === 'rejected') throw changed.reason
-  const [row] = rowsOf<{ op_company: number; changed: number | null }>(changed.value)
+  const [row] = rowsOf<{ op_company: number; changed: number | null; till_closed: number | null }>(changed.value)
   if (!row || row.op_company !== caller.companyId) throw notFound('Operation')
+  if (row.till_closed !== null) throw tillClosed(row.till_closed, 'id')
   if (row.changed === null) throw refuse()
   if (announced.status === 'rejected') throw announced.reason
   return row.changed
