@@ -15,6 +15,8 @@ export const PERMISSION_LABELS: [string, string][] = [
   ['operations.view', 'Ver operaciones'],
   ['operations.create', 'Cargar operaciones'],
   ['operations.approve', 'Aprobar operaciones'],
+  ['tills.operate', 'Abrir y cerrar cajas (conteo de efectivo)'],
+  ['tills.supervise', 'Supervisar cajas (cerrar con diferencias mayores que la tolerancia)'],
 ]
 
 /** Presets are only starting points: the boxes stay editable after choosing one. */

@@ -21,6 +21,7 @@ export const SECTIONS: Section[] = [
   // the waiting room opens here.
   { path: '/operaciones', label: 'Operaciones', allowed: () => can('operations.view') },
   { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
+  { path: '/cajas', label: 'Cajas', allowed: () => can('tills.operate') || can('operations.view') },
   { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
   { path: '/resultado', label: 'Resultado', allowed: () => can('metrics.view') },
   { path: '/mesas', label: 'Mesas', allowed: () => can('mesas.view') || can('mesas.manage') },
