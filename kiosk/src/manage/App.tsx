@@ -13,6 +13,10 @@ import { OperationPage, Operations } from './Operations'
 import { Position } from './Position'
 import { Audit } from './Audit'
 import { NewOperation } from './NewOperation'
+import { ClientNew, Clients } from './Clients'
+import { ClientPage } from './ClientPage'
+import { Tags } from './Tags'
+import { Types } from './Types'
 
 // Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
 const Stats = lazy(() => import('./Stats').then((m) => ({ default: m.Stats })))
@@ -194,6 +198,11 @@ export function App() {
       <Route path="/auditoria" component={guarded('/auditoria', Audit)} />
       <Route path="/resultado" component={guarded('/resultado', Results)} />
       <Route path="/posicion" component={guarded('/posicion', Position)} />
+      <Route path="/clientes" component={guarded('/clientes', Clients)} />
+      <Route path="/clientes/nuevo" component={guarded('/clientes', ClientNew)} />
+      <Route path="/clientes/:id" component={guarded('/clientes', ClientPage)} />
+      <Route path="/etiquetas" component={guarded('/etiquetas', Tags)} />
+      <Route path="/tipos" component={guarded('/tipos', Types)} />
       <Route path="/cotizaciones" component={guarded('/cotizaciones', Rates)} />
       <Route path="/pantalla" component={guarded('/pantalla', Display)} />
       <Route path="/servicios" component={guarded('/servicios', Services)} />

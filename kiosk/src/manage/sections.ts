@@ -20,6 +20,9 @@ export const SECTIONS: Section[] = [
   // the waiting room opens here.
   { path: '/operaciones', label: 'Operaciones', allowed: () => can('operations.view') },
   { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
+  { path: '/clientes', label: 'Clientes y cajas', allowed: () => can('clients.view') },
+  { path: '/etiquetas', label: 'Etiquetas', allowed: () => can('clients.view') },
+  { path: '/tipos', label: 'Tipos', allowed: () => can('operations.view') || can('operations.create') },
   { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
   { path: '/resultado', label: 'Resultado', allowed: () => can('metrics.view') },
   { path: '/auditoria', label: 'Auditoría', allowed: () => can('audit.view') },
