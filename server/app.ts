@@ -29,6 +29,7 @@ import { ventanillaModule } from './modules/ventanilla'
 import { sessionsModule } from './modules/sessions'
 import { webhooksModule } from './modules/webhooks'
 import { setupModule } from './modules/setup'
+import { companyModule } from './modules/company'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -70,6 +71,7 @@ export function createApp(app: AppContext) {
     .use(setupModule(app))
     .use(sessionsModule(app))
     .use(employeesModule(app))
+    .use(companyModule(app))
     .use(clientsModule(app))
     .use(auditModule(app))
     .use(operationsModule(app))

@@ -41,6 +41,8 @@ pg('bun run admin on Postgres', () => {
       ['company', 'create', '--name', 'X', '--timezone', 'Mars/Olympus'],
       ['company', 'create', '--name', 'X', '--colour', 'red'],
       ['company', 'create', '--name', 'X', 'extra'],
+      ['company', 'create', '--name', 'X', '--starter=yes'],
+      ['key', 'create', '1', '--name', 'k', '--starter'],
       ['company', 'modules', '1'],
       ['company', 'modules', 'abc', '--on', 'mesas'],
       ['company', 'modules', '1', '--on', 'mesas', '--off', 'mesas'],
@@ -116,6 +118,37 @@ pg('bun run admin on Postgres', () => {
     expect((await t.request('POST', '/api/sessions', { body: { company_id: id, email: 'jefa@norte.test', password: fresh } })).status).toBe(201)
     const trail = await sqlc`select entity, channel from audit_logs where company_id = ${id} and entity = 'employee_sessions' and action = 'update' and channel = 'cli'`
     expect(trail.length).toBeGreaterThan(0)
+  }, 120_000)
+
+  test('company create --starter: the ready start of §18, audited as cli and in the event feed', async () => {
+    const r = await admin(['company', 'create', '--name', 'Cambios Listos', '--starter'], env())
+    expect(r.err).toBe('')
+    expect(r.code).toBe(0)
+    const id = Number(/^company_id: (\d+)$/m.exec(r.out)![1])
+    const key = /^Company key \(shown only now, keep it safe\): (fos_\S+)$/m.exec(r.out)![1]
+    expect(r.out).toMatch(
+      /^Starter set: caja "Caja principal" \(client \d+; ARS, USD, EUR, BRL\), operation types "Compra de divisas", "Venta de divisas", "Ingreso", "Egreso", "Ajuste de caja", transaction types "Capital", "Comisión"$/m,
+    )
+    const clients = (await t.request('GET', '/api/clients', { key })).body
+    expect(clients.data.map((c: { name: string; type: number; accounts: { currency_name: string }[] }) => [c.name, c.type, c.accounts.map((a) => a.currency_name)])).toEqual([
+      ['Caja principal', 0, ['ARS', 'USD', 'EUR', 'BRL']],
+    ])
+    expect((await t.request('GET', '/api/operation-types', { key })).body.data.map((o: { name: string }) => o.name)).toEqual([
+      'Compra de divisas', 'Venta de divisas', 'Ingreso', 'Egreso', 'Ajuste de caja',
+    ])
+    expect((await t.request('GET', '/api/transaction-types', { key })).body.data.map((o: { name: string; is_commission: boolean }) => [o.name, o.is_commission])).toEqual([
+      ['Capital', false],
+      ['Comisión', true],
+    ])
+    const channels = await sqlc`select distinct channel from audit_logs where company_id = ${id}`
+    expect(channels.map((c) => c.channel)).toEqual(['cli'])
+    const feed = await t.request('GET', '/api/events', { key })
+    expect(feed.body.data.map((e: { type: string }) => e.type)).toEqual(['client.created', 'account.created', 'account.created', 'account.created', 'account.created'])
+    // Without the flag a company has no records (§1).
+    const bare = await admin(['company', 'create', '--name', 'Cambios Vacíos'], env())
+    const bareKey = /^Company key \(shown only now, keep it safe\): (fos_\S+)$/m.exec(bare.out)![1]
+    expect(bare.out).not.toContain('Starter set')
+    expect((await t.request('GET', '/api/clients', { key: bareKey })).body.count).toBe(0)
   }, 120_000)
 
   test('an unknown company or employee: exit 1, nothing written', async () => {
