@@ -1,5 +1,5 @@
 /**
- * End to end for the company's own records in /manage: Clientes y cajas, Etiquetas, Tipos. A real server process,
+ * End to end for the company's own records in /manage: Clientes y cajas, Etiquetas, Tipos, Empresa. A real server process,
  * a real database and Debian's chromium; an owner signs in and does everything from the screens. What the API needs
  * beforehand that these sections do not make (an approved operation, 50,000 clients) is made with the company key.
  */
@@ -361,6 +361,76 @@ describe('the records sections', () => {
     expect(gone.status).toBe(404)
   }, 90_000)
 
+  test('Empresa: the number in the header and its links; the owner fixes the receipts data, mistakes said next to their fields', async () => {
+    await section('empresa', 'company-section')
+    await page.getByTestId('company-section-number').waitFor({ timeout: SLOW })
+    const name = (await ok('GET', '/api/company')).name
+    expect(await page.getByTestId('company-number').textContent()).toBe(`Empresa n.º ${companyId}${name}`)
+    expect(await page.getByTestId('company-section-number').textContent()).toBe(String(companyId))
+    expect(await page.getByTestId('manage-link').inputValue()).toBe(`${server.base}/manage?empresa=${companyId}`)
+    expect(await page.getByTestId('staff-link').inputValue()).toBe(`${server.base}/staff?empresa=${companyId}`)
+    const form = page.getByTestId('company-form')
+    expect(await form.locator('input[name=till_tolerance]').inputValue()).toBe('0,00')
+    await form.locator('input[name=legal_name]').fill('Cambios Registros S.A.')
+    await form.locator('input[name=tax_id]').fill('30-71234567-8')
+    await form.locator('input[name=receipt_point]').fill('0')
+    await form.locator('input[name=local_currency]').fill('pesos')
+    await form.locator('input[name=till_tolerance]').fill('1000.50')
+    await form.getByTestId('company-save').click()
+    expect(await form.getByTestId('error-company-tax_id').textContent()).toBe(
+      'El dígito verificador no coincide (con esos números terminaría en 1). Revise el CUIT, o pulse «Guardar igual» si es correcto así.',
+    )
+    expect(await form.getByTestId('error-company-receipt_point').textContent()).toBe('Un número entero de 1 a 99999.')
+    expect(await form.getByTestId('error-company-local_currency').textContent()).toBe('Tres letras mayúsculas, por ejemplo ARS.')
+    expect(await form.getByTestId('error-company-till_tolerance').textContent()).toContain('Separador equivocado')
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('tax_id')
+    expect(await form.getByTestId('company-message').textContent()).toBe('Hay datos para corregir; no se guardó nada.')
+    expect((await ok('GET', '/api/company')).legal_name).toBeNull()
+    expect(await axeViolations(page)).toEqual([])
+
+    await form.locator('input[name=tax_id]').fill('30-71234567-9')
+    await form.locator('input[name=receipt_point]').fill('3')
+    await form.locator('input[name=local_currency]').fill('ARS')
+    await form.locator('input[name=till_tolerance]').fill('1.000,50')
+    await form.locator('input[name=address]').fill('Florida 123, CABA')
+    await form.locator('input[name=license]').fill('BCRA 12345')
+    await form.locator('input[name=name]').fill('Cambios Registros Florida')
+    // The check digit is a doubt, not a refusal: asked once, then saved as the owner confirms it.
+    await form.getByTestId('company-save').click()
+    expect(await form.getByTestId('error-company-tax_id').textContent()).toContain('terminaría en 1')
+    expect(await form.getByTestId('company-save').textContent()).toBe('Guardar igual')
+    expect((await ok('GET', '/api/company')).name).not.toBe('Cambios Registros Florida')
+    await form.getByTestId('company-save').click()
+    await form.getByTestId('company-message').getByText('Datos de la empresa guardados.').waitFor({ timeout: SLOW })
+    const saved = await ok('GET', '/api/company')
+    expect(saved).toMatchObject({
+      id: companyId,
+      name: 'Cambios Registros Florida',
+      legal_name: 'Cambios Registros S.A.',
+      tax_id: '30-71234567-9',
+      address: 'Florida 123, CABA',
+      license: 'BCRA 12345',
+      receipt_point: 3,
+      local_currency: 'ARS',
+      till_tolerance: '1000.5',
+    })
+    // The header follows the new name; the tolerance reads back as typed.
+    await page.getByTestId('company-number').getByText('Cambios Registros Florida').waitFor({ timeout: SLOW })
+    expect(await form.locator('input[name=till_tolerance]').inputValue()).toBe('1.000,50')
+    // Nothing changed: nothing sent. An emptied field clears it.
+    await form.getByTestId('company-save').click()
+    await form.getByTestId('company-message').getByText('No hay cambios para guardar.').waitFor({ timeout: SLOW })
+    await form.locator('input[name=license]').fill('')
+    await form.getByTestId('company-save').click()
+    await form.getByTestId('company-message').getByText('Datos de la empresa guardados.').waitFor({ timeout: SLOW })
+    expect((await ok('GET', '/api/company')).license).toBeNull()
+    if (SHOTS) {
+      await page.evaluate(() => window.scrollTo(0, 0))
+      await page.screenshot({ path: join(ROOT, 'docs/manage-company.png') })
+    }
+    await checkSizes('empresa')
+  }, 60_000)
+
   test('someone who may only look: no forms, the balances and the statement still there', async () => {
     await signIn(viewer())
     await section('clientes', 'clients-section')
@@ -377,6 +447,11 @@ describe('the records sections', () => {
     await section('tipos', 'types-section')
     await page.getByTestId('operation-type-row').first().waitFor({ timeout: SLOW })
     expect(await page.getByTestId('operation-type-create').count()).toBe(0)
+    expect(await axeViolations(page)).toEqual([])
+    await section('empresa', 'company-section')
+    await page.getByText('Solo el dueño de la cuenta puede cambiar estos datos.').waitFor({ timeout: SLOW })
+    expect(await page.getByTestId('company-save').count()).toBe(0)
+    expect(await page.locator('input[name=legal_name]').getAttribute('readonly')).not.toBeNull()
     expect(await axeViolations(page)).toEqual([])
     await signIn(owner())
   }, 60_000)

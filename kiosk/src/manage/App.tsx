@@ -3,6 +3,7 @@ import { createSignal, For, lazy, Match, onMount, Show, Switch, type Component }
 import { api, ApiFailure, explain, type Session } from './api'
 import { companyId, notice, rememberCompany, session, setNotice, setSession } from './session'
 import { SECTIONS } from './sections'
+import { linkFor } from '../company'
 import { Rates } from './Rates'
 import { Display } from './Display'
 import { Services } from './Services'
@@ -17,6 +18,7 @@ import { ClientNew, Clients } from './Clients'
 import { ClientPage } from './ClientPage'
 import { Tags } from './Tags'
 import { Types } from './Types'
+import { Company, CompanyBadge } from './Company'
 
 // Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
 const Stats = lazy(() => import('./Stats').then((m) => ({ default: m.Stats })))
@@ -117,6 +119,7 @@ function Shell(props: RouteSectionProps) {
                 Saltar al contenido
               </a>
               <span class="brand">Administración</span>
+              <CompanyBadge />
               <nav aria-label="Secciones" data-testid="nav">
                 <For each={allowed()}>
                   {(section) => (
@@ -161,7 +164,7 @@ function NoAccess() {
         dueño de la cuenta que se los asigne.
       </p>
       <p>
-        Si atiende en ventanilla, use la <a href={`/staff${companyId() ? `?empresa=${encodeURIComponent(companyId())}` : ''}`}>consola de atención</a>.
+        Si atiende en ventanilla, use la <a href={linkFor('/staff', companyId())}>consola de atención</a>.
       </p>
     </section>
   )
@@ -203,6 +206,7 @@ export function App() {
       <Route path="/clientes/:id" component={guarded('/clientes', ClientPage)} />
       <Route path="/etiquetas" component={guarded('/etiquetas', Tags)} />
       <Route path="/tipos" component={guarded('/tipos', Types)} />
+      <Route path="/empresa" component={guarded('/empresa', Company)} />
       <Route path="/cotizaciones" component={guarded('/cotizaciones', Rates)} />
       <Route path="/pantalla" component={guarded('/pantalla', Display)} />
       <Route path="/servicios" component={guarded('/servicios', Services)} />

@@ -1,4 +1,4 @@
-import { can } from './session'
+import { can, session } from './session'
 
 export interface Section {
   path: string
@@ -26,4 +26,6 @@ export const SECTIONS: Section[] = [
   { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
   { path: '/resultado', label: 'Resultado', allowed: () => can('metrics.view') },
   { path: '/auditoria', label: 'Auditoría', allowed: () => can('audit.view') },
+  // Read by anyone who manages something (the counter alone does not); changed only by the owner.
+  { path: '/empresa', label: 'Empresa', allowed: () => (session()?.employee.permissions ?? []).some((p) => p !== 'ventanilla.call') },
 ]
