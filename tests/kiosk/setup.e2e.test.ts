@@ -7,6 +7,7 @@ import { onPostgres } from '../helpers'
 import { freshDatabase } from '../fresh'
 import { startServer, type RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium } from './browser'
+import { axeViolations } from './scene'
 
 const SHOTS = process.env.SETUP_SCREENSHOTS
 
@@ -99,11 +100,12 @@ pg('the setup page in Chromium', () => {
       const origin = new URL(link).origin
       expect(await page.getByTestId('setup-manage-link').textContent()).toBe(`${origin}/manage?empresa=${companyId}`)
       expect(await page.getByTestId('setup-staff-link').textContent()).toBe(`${origin}/staff?empresa=${companyId}`)
+      expect(await axeViolations(page)).toEqual([])
       if (SHOTS) await page.screenshot({ path: join(SHOTS, 'setup-done.png'), fullPage: true })
       // One key opens the manager app, signed in, with the number in its header.
       expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Entrar al panel de gestión')
       await Promise.all([page.waitForURL(/\/manage/), page.keyboard.press('Enter')])
-      await page.getByTestId('company-number').getByText(String(companyId)).waitFor()
+      await page.getByTestId('company-number').getByText('Cambios del Centro').waitFor()
       expect(await page.getByTestId('company-number').textContent()).toBe(`Empresa n.º ${companyId}Cambios del Centro`)
       // Signed out, the counter console on this browser has the number already.
       await browser.context.clearCookies()
