@@ -30,6 +30,7 @@ import { sessionsModule } from './modules/sessions'
 import { webhooksModule } from './modules/webhooks'
 import { setupModule } from './modules/setup'
 import { companyModule } from './modules/company'
+import { exchangesModule } from './modules/exchanges'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -75,6 +76,7 @@ export function createApp(app: AppContext) {
     .use(clientsModule(app))
     .use(auditModule(app))
     .use(operationsModule(app))
+    .use(exchangesModule(app))
     .use(attachmentsModule(app))
     .use(costCentersModule(app))
     .use(messagingModule(app))

@@ -226,8 +226,10 @@ BEGIN
       JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = current_schema()
        AND c.relkind = 'r'
-       -- The event outbox and the webhook delivery log are themselves records of changes, not changes.
-       AND c.relname NOT IN ('audit_logs', 'audit_digests', 'audit_seals', 'audit_pending', 'idempotency_keys', 'events', 'webhook_deliveries', 'webhook_attempts')
+       -- The event outbox and the webhook delivery log are themselves records of changes, not changes. A receipt
+       -- counter only repeats the number its receipt row (audited) carries.
+       AND c.relname NOT IN ('audit_logs', 'audit_digests', 'audit_seals', 'audit_pending', 'idempotency_keys', 'events', 'webhook_deliveries', 'webhook_attempts',
+                             'receipt_counters')
        AND (c.relname = 'companies' OR EXISTS (
              SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'company_id' AND NOT a.attisdropped))
   LOOP
