@@ -6,6 +6,7 @@ import { accountProblems, balanceText, CURRENCIES, describeSave, FieldError, Fla
 import { copyText, createFill } from './fill'
 import type { Account } from './ledger'
 import { can } from './session'
+import { documentBody, DocumentFields, documentProblems, documentText, draftOf, isTaken, takenWords, type DocumentErrors } from './Document'
 import { loadTags, TagChip, type Tag } from './Tags'
 import { createAction, NoteLine, when } from './ui'
 import './records.css'
@@ -57,6 +58,11 @@ export function ClientPage() {
             <h1>
               {c().name} <span class="muted kind">· {TYPE_LABEL[c().type]}</span>
             </h1>
+            <Show when={c().document}>
+              <p class="muted" data-testid="client-document">
+                {documentText(c().document)}
+              </p>
+            </Show>
             <p>
               <A href="/clientes">Volver a clientes y cajas</A>
             </p>
@@ -101,6 +107,8 @@ function Facts(props: { client: ClientRecord }) {
       <dl class="facts">
         <dt>Tipo</dt>
         <dd>{TYPE_LABEL[props.client.type]}</dd>
+        <dt>Documento</dt>
+        <dd>{documentText(props.client.document) || '—'}</dd>
         <dt>Descripción</dt>
         <dd>{props.client.description || '—'}</dd>
         <dt>Etiquetas</dt>
@@ -173,7 +181,7 @@ function Balances(props: { client: ClientRecord; onChanged: () => void }) {
       <Show when={can('clients.edit')}>
         <form class="inline fields top-gap" onSubmit={add} novalidate data-testid="account-add">
           <label>
-            Moneda de la cuenta nueva
+            Moneda nueva
             <input
               name="currency"
               class="code"
@@ -209,6 +217,8 @@ function EditClient(props: { client: ClientRecord; onSaved: (c: ClientRecord) =>
   const [name, setName] = createSignal(props.client.name)
   const [description, setDescription] = createSignal(props.client.description)
   const [type, setType] = createSignal<0 | 1>(props.client.type)
+  const [doc, setDoc] = createSignal(draftOf(props.client.document))
+  const [docErrors, setDocErrors] = createSignal<DocumentErrors>({})
   const [errors, setErrors] = createSignal<{ name?: string; description?: string }>({})
   const action = createAction(describeSave)
   const save = (e: Event) => {
@@ -218,10 +228,18 @@ function EditClient(props: { client: ClientRecord; onSaved: (c: ClientRecord) =>
     else if (name().trim().length > 200) found.name = 'El nombre tiene como máximo 200 caracteres.'
     if (description().length > 2000) found.description = 'La descripción tiene como máximo 2000 caracteres.'
     setErrors(found)
-    if (found.name || found.description) return
+    const docFound = documentProblems(doc())
+    setDocErrors(docFound)
+    if (found.name || found.description || docFound.number || docFound.country) return
+    const body = { name: name().trim(), description: description().trim(), type: type(), document: documentBody(doc()) }
     void action.run(async () => {
-      const saved = await money<ClientRecord>('PATCH', `/api/clients/${props.client.id}`, { name: name().trim(), description: description().trim(), type: type() })
+      const saved = await money<ClientRecord>('PATCH', `/api/clients/${props.client.id}`, body).catch(async (e) => {
+        if (isTaken(e)) setDocErrors({ number: await takenWords(doc()) })
+        throw e
+      })
       props.onSaved(saved)
+      // The number as stored (without dots or dashes), so the form shows what the receipts will print.
+      setDoc(draftOf(saved.document))
       return 'Cambios guardados.'
     })
   }
@@ -266,6 +284,15 @@ function EditClient(props: { client: ClientRecord; onSaved: (c: ClientRecord) =>
             <input type="radio" name="edit-type" value="1" checked={type() === 1} onChange={() => setType(1)} /> Cliente externo
           </label>
         </fieldset>
+        <DocumentFields
+          id="edit-document"
+          draft={doc()}
+          errors={docErrors()}
+          onChange={(d) => {
+            setDoc(d)
+            setDocErrors({})
+          }}
+        />
         <div class="row">
           <button type="submit" class="primary" disabled={action.busy()} data-testid="client-edit-save">
             Guardar cambios
@@ -432,6 +459,9 @@ function Statement(props: { client: ClientRecord }) {
           Hasta
           <input type="date" name="to" value={to()} {...invalid('statement-range', error())} onInput={(e) => setTo(e.currentTarget.value)} />
         </label>
+      </div>
+      <FieldError id="statement-range" text={error()} />
+      <div class="row">
         <button type="button" disabled={action.busy()} onClick={() => download('csv')} data-testid="statement-csv">
           Descargar CSV
         </button>
@@ -439,7 +469,6 @@ function Statement(props: { client: ClientRecord }) {
           Descargar JSON
         </button>
       </div>
-      <FieldError id="statement-range" text={error()} />
       <NoteLine note={action.note()} testid="statement-message" />
     </Card>
   )

@@ -6,6 +6,7 @@ import { formatArs } from './decimal'
 import { createFill } from './fill'
 import type { Account } from './ledger'
 import { can, sessionEnded } from './session'
+import { documentBody, DocumentFields, documentProblems, documentText, emptyDocument, isTaken, takenWords, type ClientDocument, type DocumentErrors } from './Document'
 import { loadTags, TagChip, type Tag } from './Tags'
 import { createAction, NoteLine } from './ui'
 import './records.css'
@@ -16,6 +17,7 @@ export interface ClientRecord {
   name: string
   description: string
   type: 0 | 1
+  document: ClientDocument | null
   accounts: Account[]
   client_tags: { id: number; tag_id: number; tag: Tag }[]
 }
@@ -67,7 +69,9 @@ export function Clients() {
   const page = () => Math.max(1, Math.floor(Number(params.pagina)) || 1)
   const type = () => (params.tipo === '0' || params.tipo === '1' ? params.tipo : '')
   const search = () => (typeof params.buscar === 'string' ? params.buscar : '')
+  const byDocument = () => (typeof params.documento === 'string' ? params.documento : '')
   const [text, setText] = createSignal(search())
+  const [docText, setDocText] = createSignal(byDocument())
   // The page an answer is for travels with it: the counts say what is on screen, not what was just asked.
   const [result, setResult] = createSignal<(ClientList & { page: number }) | null>(null)
   const [loading, setLoading] = createSignal(false)
@@ -75,12 +79,13 @@ export function Clients() {
   // Only the newest answer is shown: an older one arriving late must not overwrite what was asked since.
   let asked = 0
   createEffect(
-    on([page, type, search], ([p, t, s]) => {
+    on([page, type, search, byDocument], ([p, t, s, d]) => {
       const mine = ++asked
       setLoading(true)
       const q = new URLSearchParams({ page: String(p), pageSize: String(PAGE_SIZE) })
       if (t) q.set('type', t)
       if (s.trim()) q.set('description', s.trim())
+      if (d.trim()) q.set('document', d.trim())
       money<ClientList>('GET', `/api/clients?${q}`)
         .then((body) => {
           if (mine !== asked) return
@@ -100,14 +105,16 @@ export function Clients() {
   )
   let timer: ReturnType<typeof setTimeout> | undefined
   onCleanup(() => clearTimeout(timer))
-  const typed = (value: string) => {
-    setText(value)
+  /** Both search fields as typed so far, for the address. */
+  const typedFilters = () => ({ buscar: text().trim() || undefined, documento: docText().trim() || undefined, pagina: undefined })
+  const typed = (set: (v: string) => void, value: string) => {
+    set(value)
     clearTimeout(timer)
-    timer = setTimeout(() => setParams({ buscar: value.trim() || undefined, pagina: undefined }, { replace: true }), SEARCH_PAUSE_MS)
+    timer = setTimeout(() => setParams(typedFilters(), { replace: true }), SEARCH_PAUSE_MS)
   }
   const pages = () => Math.max(1, Math.ceil((result()?.count ?? 0) / PAGE_SIZE))
   const go = (p: number) => setParams({ pagina: p > 1 ? String(p) : undefined })
-  const filtered = () => Boolean(search().trim() || type())
+  const filtered = () => Boolean(search().trim() || type() || byDocument().trim())
 
   return (
     <section class="panel" data-testid="clients-section">
@@ -117,11 +124,15 @@ export function Clients() {
         <form class="inline" role="search" aria-label="Buscar clientes" onSubmit={(e) => {
           e.preventDefault()
           clearTimeout(timer)
-          setParams({ buscar: text().trim() || undefined, pagina: undefined })
+          setParams(typedFilters())
         }}>
           <label>
             Buscar en la descripción
-            <input name="buscar" type="search" maxlength="200" value={text()} onInput={(e) => typed(e.currentTarget.value)} placeholder="por ejemplo: mayorista" />
+            <input name="buscar" type="search" maxlength="200" value={text()} onInput={(e) => typed(setText, e.currentTarget.value)} placeholder="por ejemplo: mayorista" />
+          </label>
+          <label>
+            Documento (número exacto)
+            <input name="documento" type="search" class="document-search" maxlength="60" value={docText()} onInput={(e) => typed(setDocText, e.currentTarget.value)} placeholder="por ejemplo: 20.123.456" />
           </label>
           <label>
             Tipo
@@ -131,7 +142,7 @@ export function Clients() {
               onChange={(e) => {
                 // What is typed in the search goes with the choice, even before its pause is over.
                 clearTimeout(timer)
-                setParams({ tipo: e.currentTarget.value || undefined, buscar: text().trim() || undefined, pagina: undefined })
+                setParams({ tipo: e.currentTarget.value || undefined, ...typedFilters() })
               }}
             >
               <option value="">Cajas y clientes</option>
@@ -182,6 +193,11 @@ export function Clients() {
                       <tr data-testid="client-row" data-id={c.id}>
                         <th scope="row">
                           <A href={`/clientes/${c.id}`}>{c.name}</A>
+                          <Show when={c.document}>
+                            <div class="muted small" data-testid="row-document">
+                              {documentText(c.document)}
+                            </div>
+                          </Show>
                         </th>
                         <td>{TYPE_LABEL[c.type]}</td>
                         <td class="wrap">{c.description || <span class="muted">—</span>}</td>
@@ -262,6 +278,7 @@ export function accountProblems(rows: AccountRow[]): Record<number, string> {
 export function describeSave(e: unknown): string {
   if (e instanceof ApiFailure && e.code === 'UNKNOWN_TAG') return 'Una de las etiquetas elegidas ya no existe. Actualice la página.'
   if (e instanceof ApiFailure && e.code === 'IDEMPOTENCY_KEY_REUSED') return 'Este formulario ya se envió con otros datos. Vuelva a enviarlo.'
+  if (isTaken(e)) return 'El documento ya está registrado en otro cliente: no se guardó nada.'
   return explain(e)
 }
 
@@ -277,6 +294,8 @@ export function ClientNew() {
   ])
   const [tags, setTags] = createSignal<Tag[]>([])
   const [chosen, setChosen] = createSignal<number[]>([])
+  const [doc, setDoc] = createSignal(emptyDocument())
+  const [docErrors, setDocErrors] = createSignal<DocumentErrors>({})
   const [errors, setErrors] = createSignal<{ name?: string; description?: string; rows: Record<number, string> }>({ rows: {} })
   const action = createAction(describeSave)
   const fill = createFill()
@@ -293,7 +312,9 @@ export function ClientNew() {
     else if (name().trim().length > 200) found.name = 'El nombre tiene como máximo 200 caracteres.'
     if (description().length > 2000) found.description = 'La descripción tiene como máximo 2000 caracteres.'
     setErrors(found)
-    if (found.name || found.description || Object.keys(found.rows).length) {
+    const docFound = documentProblems(doc())
+    setDocErrors(docFound)
+    if (found.name || found.description || Object.keys(found.rows).length || docFound.number || docFound.country) {
       action.setNote({ kind: 'error', text: 'Hay datos para corregir; no se envió nada.' })
       return
     }
@@ -301,11 +322,15 @@ export function ClientNew() {
       name: name().trim(),
       type: type(),
       ...(description().trim() && { description: description().trim() }),
+      ...(doc().type && { document: documentBody(doc()) }),
       accounts: rows.map((r) => ({ currency_name: r.currency.trim().toUpperCase(), ...(r.name.trim() && { name: r.name.trim() }) })),
       ...(chosen().length && { tag_ids: chosen() }),
     }
     void action.run(async () => {
-      const made = await money<ClientRecord>('POST', '/api/clients', body, fill.keyFor(body))
+      const made = await money<ClientRecord>('POST', '/api/clients', body, fill.keyFor(body)).catch(async (e) => {
+        if (isTaken(e)) setDocErrors({ number: await takenWords(doc()) })
+        throw e
+      })
       fill.done()
       const accounts = made.accounts.length === 1 ? 'una cuenta' : `${made.accounts.length} cuentas`
       setFlash(made.type === 0 ? `Caja «${made.name}» creada con ${accounts}.` : `Cliente «${made.name}» creado con ${accounts}.`)
@@ -369,6 +394,15 @@ export function ClientNew() {
             <FieldError id="client-description" text={errors().description} />
           </label>
         </div>
+        <DocumentFields
+          id="client-document"
+          draft={doc()}
+          errors={docErrors()}
+          onChange={(d) => {
+            setDoc(d)
+            setDocErrors({})
+          }}
+        />
         <fieldset>
           <legend>Cuentas, una por moneda</legend>
           <p class="muted small">
