@@ -75,6 +75,7 @@ pg('the setup page in Chromium', () => {
       await page.getByLabel('Mesas de cambio').check()
       // The ready start is offered, and on, unless taken off.
       expect(await page.getByLabel('Empezar con caja y tipos de operación de ejemplo').isChecked()).toBe(true)
+      expect(await axeViolations(page)).toEqual([])
       if (SHOTS) await page.screenshot({ path: join(SHOTS, 'setup.png'), fullPage: true })
       await page.getByLabel('Repetí la contraseña').press('Enter')
       // The result: the company number, said once where the owner reads it, with the links that carry it.
