@@ -1,4 +1,4 @@
-import { can } from './session'
+import { can, session } from './session'
 import { canHooks, isOwner } from './access'
 
 export interface Section {
@@ -22,6 +22,9 @@ export const SECTIONS: Section[] = [
   { path: '/operaciones', label: 'Operaciones', allowed: () => can('operations.view') },
   { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
   { path: '/cajas', label: 'Cajas', allowed: () => can('tills.operate') || can('operations.view') },
+  { path: '/clientes', label: 'Clientes y cajas', allowed: () => can('clients.view') },
+  { path: '/etiquetas', label: 'Etiquetas', allowed: () => can('clients.view') },
+  { path: '/tipos', label: 'Tipos', allowed: () => can('operations.view') || can('operations.create') },
   { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
   { path: '/resultado', label: 'Resultado', allowed: () => can('metrics.view') },
   { path: '/mesas', label: 'Mesas', allowed: () => can('mesas.view') || can('mesas.manage') },
@@ -29,4 +32,6 @@ export const SECTIONS: Section[] = [
   { path: '/herramientas', label: 'Herramientas del bot', allowed: () => can('messaging.manage') },
   { path: '/integraciones', label: 'Integraciones', allowed: () => isOwner() || canHooks() },
   { path: '/auditoria', label: 'Auditoría', allowed: () => can('audit.view') },
+  // Read by anyone who manages something (the counter alone does not); changed only by the owner.
+  { path: '/empresa', label: 'Empresa', allowed: () => (session()?.employee.permissions ?? []).some((p) => p !== 'ventanilla.call') },
 ]
