@@ -55,7 +55,8 @@ function fieldProblem(field: Field, value: string, input?: HTMLInputElement): st
   return value ? null : 'Ingrese su contraseña.'
 }
 
-function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void }) {
+/** The counter's sign-in; the receipt page asks with it too, under its own `title`. */
+export function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void; title?: string }) {
   const params = new URLSearchParams(location.search)
   const values = {
     company: createSignal(params.get('empresa') ?? String(load<number | string>(STORE.company, ''))),
@@ -124,7 +125,7 @@ function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void
   return (
     <main class="signin">
       <form class="card" onSubmit={submit} noValidate data-testid="signin">
-        <h1>Atención al público</h1>
+        <h1>{props.title ?? 'Atención al público'}</h1>
         <p class="muted">Ingrese con su usuario de la casa de cambio.</p>
         <Show when={props.notice}>
           <p class="notice" role="status">
