@@ -32,6 +32,7 @@ import { setupModule } from './modules/setup'
 import { companyModule } from './modules/company'
 import { exchangesModule } from './modules/exchanges'
 import { tillsModule } from './modules/tills'
+import { receiptPage } from './modules/exchanges/page'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
@@ -79,6 +80,7 @@ export function createApp(app: AppContext) {
     .use(operationsModule(app))
     .use(exchangesModule(app))
     .use(tillsModule(app))
+    .use(receiptPage(app))
     .use(attachmentsModule(app))
     .use(costCentersModule(app))
     .use(messagingModule(app))
