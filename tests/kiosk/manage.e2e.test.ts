@@ -70,6 +70,7 @@ describe('the manager app', () => {
       'Estadísticas',
       'Operaciones',
       'Posición de caja',
+      'Cajas',
       'Clientes y cajas',
       'Etiquetas',
       'Tipos',
