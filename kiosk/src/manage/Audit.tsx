@@ -42,6 +42,7 @@ const TABLES: [string, string][] = [
   ['attachments', 'Adjuntos'],
   ['employees', 'Personal'],
   ['mesas', 'Mesas'],
+  ['till_sessions', 'Sesiones de caja'],
 ]
 const ACTIONS: [string, string][] = [['', 'Todas'], ...Object.entries(AUDIT_ACTION_LABEL)]
 const CHANNELS: [string, string][] = [
@@ -51,7 +52,7 @@ const CHANNELS: [string, string][] = [
   ['cli', 'Consola del operador'],
   ['setup', 'Configuración inicial'],
 ]
-const ENTITY_LABEL: Record<string, string> = { ...Object.fromEntries(TABLES.slice(1)), transactions: 'Movimiento', operations: 'Operación', clients: 'Cliente', accounts: 'Cuenta', attachments: 'Adjunto', employees: 'Empleado', mesas: 'Mesa' }
+const ENTITY_LABEL: Record<string, string> = { ...Object.fromEntries(TABLES.slice(1)), transactions: 'Movimiento', operations: 'Operación', clients: 'Cliente', accounts: 'Cuenta', attachments: 'Adjunto', employees: 'Empleado', mesas: 'Mesa', till_sessions: 'Sesión de caja' }
 const REASON: Record<string, string> = {
   hash_mismatch: 'un registro fue modificado después de sellado',
   gap: 'falta un registro en la secuencia',
