@@ -9,11 +9,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AppContext } from '../context'
 
 /** Why a request was answered 503 SERVICE_UNAVAILABLE. */
-export type UnavailableCause = 'db_pool_queue' | 'password_hashing' | 'database_unavailable'
+const CAUSES = ['db_pool_queue', 'password_hashing', 'database_unavailable'] as const
+export type UnavailableCause = (typeof CAUSES)[number]
 /** Which limit refused a request with 429 RATE_LIMITED. */
-export type RefusingLimit = 'credential' | 'address' | 'in_progress' | 'streams'
+const LIMITS = ['credential', 'address', 'in_progress', 'streams'] as const
 /** Why a sign-in (`POST /api/sessions`) was refused. */
-export type SignInRefusal = 'bad_credentials' | 'throttled'
+const SIGN_IN_REFUSALS = ['bad_credentials', 'throttled'] as const
 
 /** Methods kept as they are; anything else a client sends is counted as OTHER, so the label stays a closed set. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
@@ -84,6 +85,10 @@ export class Telemetry {
   })
 
   constructor() {
+    // Every cause, limit and reason is there from the start at 0, so rate() and the alerts see the first one.
+    for (const cause of CAUSES) this.unavailable.labels({ cause }).inc(0)
+    for (const limit of LIMITS) this.rateLimited.labels({ limit }).inc(0)
+    for (const reason of SIGN_IN_REFUSALS) this.signInRefused.labels({ reason }).inc(0)
     collectDefaultMetrics({ register: this.registry })
     for (const name of UNTRUE_UNDER_BUN) this.registry.removeSingleMetric(name)
     // In place of nodejs_version_info: the runtime that really runs the service.
