@@ -130,20 +130,20 @@ describe('metrics', () => {
     expect(sample(open, 'fos_streams_open', { kind: 'console' })).toBe(consoles + 1)
     screen.abort()
     queue.abort()
-    await Bun.sleep(50)
-    const closed = await scrape(t)
+    let closed = await scrape(t)
+    for (const deadline = Date.now() + 2000; sample(closed, 'fos_streams_open', { kind: 'screen' }) !== screens && Date.now() < deadline; closed = await scrape(t)) await Bun.sleep(20)
     expect(sample(closed, 'fos_streams_open', { kind: 'screen' })).toBe(screens)
     expect(sample(closed, 'fos_streams_open', { kind: 'console' })).toBe(consoles)
   })
 
   postgresTest('the pool: in use, waiting, waits; a full line is a 503 counted as db_pool_queue', async () => {
-    const t = await buildTestApp({ metrics: { token: TOKEN }, dbPoolMax: 1, dbQueueTimeoutMs: 100 })
+    const t = await buildTestApp({ metrics: { token: TOKEN }, dbPoolMax: 1, dbQueueTimeoutMs: 3000 })
     const c = await t.newCompany()
     const line = admission(t.ctx)!
     // The only connection is held, as a long request would hold it.
     const release = await line.enter(c.id)
     const waiting = t.request('GET', '/api/tags', { key: c.key })
-    await Bun.sleep(20)
+    for (const deadline = Date.now() + 2000; line.waiting === 0 && Date.now() < deadline; ) await Bun.sleep(5)
     const busy = await scrape(t)
     expect(sample(busy, 'fos_db_pool_size')).toBe(1)
     expect(sample(busy, 'fos_db_pool_in_use')).toBe(1)

@@ -1,5 +1,4 @@
 import { Elysia } from 'elysia'
-import { sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { telemetryOf, type Telemetry } from '../../infra/telemetry'
 import { OVERLOAD_RETRY_AFTER_S } from '../../lib/admission'
@@ -8,7 +7,7 @@ import { ErrorBody, errors as errorAnswers } from '../../lib/models'
 import { sameDigest, sha256 } from '../../lib/secrets'
 import { apiErrorResponse } from '../../plugins/errors'
 import { MonitoringModel as M } from './model'
-import { addScrapeTimeFigures, readiness } from './service'
+import { addScrapeTimeFigures, alive, readiness } from './service'
 
 const TAG = 'Health'
 
@@ -29,7 +28,7 @@ async function scrape(app: AppContext, telemetry: Telemetry, request: Request): 
 }
 
 const METRICS_DESCRIPTION = [
-  'The figures of the server process that answers, in the Prometheus text format, for Prometheus to scrape ([docs/metrics.md](../docs/metrics.md)).',
+  'The figures of the server process that answers, in the Prometheus text format, for Prometheus to scrape (every series: docs/metrics.md in the repository).',
   'Off by default: 404 `NOT_FOUND` as for any unknown path. With `METRICS_TOKEN` set it answers here, only to `Authorization: Bearer <METRICS_TOKEN>`',
   '(anything else, a company key included, 401 `UNAUTHORIZED`); with `METRICS_PORT` set it leaves this port for a listener of each process of its own on',
   '127.0.0.1 (port `METRICS_PORT + n` for the n-th process of a `PROCESSES` start), guarded by the token too when there is one.',
@@ -49,7 +48,7 @@ export const monitoringModule = (app: AppContext) => {
     .get(
       '/health',
       async () => {
-        await app.db.execute(sql`select 1`)
+        await alive(app)
         return { status: 'ok' as const }
       },
       {
@@ -98,9 +97,6 @@ export const monitoringModule = (app: AppContext) => {
           security: [{ metricsToken: [] }],
           summary: 'Metrics for Prometheus (off unless METRICS_TOKEN is set)',
           description: METRICS_DESCRIPTION,
-          responses: {
-            200: { description: 'The metrics', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } } },
-          },
         },
       },
     )

@@ -12,6 +12,11 @@ const READY_TIMEOUT_MS = 3_000
 /** The scrape's statement over the outbox and audit tables is cut off past this; the scrape still answers. */
 const FIGURES_TIMEOUT_MS = 2_000
 
+/** Liveness: the database answers (a failure becomes 503 in the errors plugin). */
+export async function alive(app: AppContext) {
+  await app.db.execute(sql`select 1`)
+}
+
 export type Readiness = { ready: true } | { ready: false; reason: string }
 
 /** Checks in flight, per app: concurrent probes (a balancer's and a scrape) share one statement. */
