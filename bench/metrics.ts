@@ -1,13 +1,15 @@
 /**
  * What the metrics cost: approvals per second over HTTP against one app with metrics on (METRICS_TOKEN), scraped
  * every BENCH_SCRAPE_MS (default 1 s, fifteen times Prometheus's default interval) while it is driven, against the
- * same app with metrics off, in alternating rounds. Both run the audit sealer, as deployed, so the scrape's statement
- * reads the backlog a running service has. Each app has its own company and accounts on one throwaway database.
+ * same app with metrics off, in alternating rounds; and the server process's CPU per approval on each side, which
+ * other work on a shared machine moves less than the rate. Both run the audit sealer, as deployed, so the scrape's
+ * statement reads the backlog a running service has. Each app has its own company and accounts on one throwaway
+ * database.
  *
  *   bun bench/metrics.ts     (env: BENCH_CONCURRENCY, BENCH_METRICS_ROUNDS, BENCH_METRICS_OPS, BENCH_SECONDS, BENCH_SCRAPE_MS)
  */
 import postgres from 'postgres'
-import { alternating, driveIds, envNumber, figure, phase, printFigures, rate } from './lib/common'
+import { alternating, cpuMs, driveIds, envNumber, figure, phase, printFigures, rate } from './lib/common'
 import { createBenchDatabase } from './lib/database'
 import { serveApp, spawnApp, type ServedApp } from './lib/app'
 import { CONCURRENCY, httpApprove, SECONDS_PER_ROUND, SHARED_ACCOUNTS, sharedAccounts, twoLegOps, WARMUP } from './lib/approvals'
@@ -39,6 +41,8 @@ async function main() {
     http.errors = 0
 
     const phases = { on: phase(), off: phase() }
+    const cpu = { on: 0, off: 0 }
+    const perRound: Record<Mode, number[]> = { on: [], off: [] }
     let scrapes = 0
     let scrapeMs = 0
     let scrapeBytes = 0
@@ -59,9 +63,15 @@ async function main() {
           await Bun.sleep(SCRAPE_MS)
         }
       })()
-      await drive(ids, side.approve, phases[mode])
+      const round = phase()
+      const cpuBefore = cpuMs(side.server.proc.pid)
+      await drive(ids, side.approve, round)
       driving = false
       await scraper
+      cpu[mode] += cpuMs(side.server.proc.pid) - cpuBefore
+      phases[mode].done += round.done
+      phases[mode].seconds += round.seconds
+      perRound[mode].push(Math.round(rate(round)))
     })
 
     const [{ bad }] = await direct`select count(*)::int as bad from accounts a
@@ -70,10 +80,14 @@ async function main() {
     console.log(`  metrics on, scraped every ${SCRAPE_MS} ms: ${rate(phases.on).toFixed(0)} approvals/s (${phases.on.done})`)
     console.log(`  metrics off: ${rate(phases.off).toFixed(0)} approvals/s (${phases.off.done})`)
     console.log(`  ratio on / off: ${(rate(phases.on) / rate(phases.off)).toFixed(3)} (goal ≥ 0.95)`)
+    console.log(`  per round, on: ${perRound.on.join(', ')}; off: ${perRound.off.join(', ')} approvals/s`)
+    const cpuPer = (mode: Mode) => cpu[mode] / phases[mode].done
+    console.log(`  server CPU per approval: on ${cpuPer('on').toFixed(3)} ms, off ${cpuPer('off').toFixed(3)} ms (scrapes included)`)
     console.log(`  ${scrapes} scrapes under load, ${(scrapeMs / Math.max(1, scrapes)).toFixed(1)} ms each on average, ${scrapeBytes} bytes`)
     if (bad !== 0 || http.errors !== 0) throw new Error(`the ledger broke under load (${bad} accounts off, ${http.errors} non-200)`)
     printFigures([
       figure(`approvals/s over HTTP with metrics on, scraped every ${SCRAPE_MS} ms (ceiling: metrics off)`, rate(phases.on), rate(phases.off), 'approvals/s', 'ratio >= 0.95'),
+      figure(`server CPU ms per approval with metrics on, scrapes included (ceiling: metrics off)`, cpuPer('on'), cpuPer('off'), 'ms', 'ratio <= 1.05'),
     ])
   } finally {
     for (const s of Object.values(servers)) await s?.stop()

@@ -15,6 +15,7 @@ import { startServer } from '../server'
 import { freshDatabase } from '../fresh'
 import { admission } from '../../server/lib/write'
 import { LAST_MIGRATION } from '../../db/client'
+import { loadConfig } from '../../server/config'
 
 const TOKEN = 'metrics-token-for-tests-0123456789'
 
@@ -41,6 +42,23 @@ const scrape = async (t: TestApp) => {
   expect(res.status).toBe(200)
   return res.body as string
 }
+
+describe('metrics settings', () => {
+  const DB = { DATABASE_URL: 'postgres://u@db.example/fos' }
+  test('a bad combination stops the start with a message naming the variable', () => {
+    const refused = (env: Record<string, string>) => () => loadConfig(env)
+    expect(refused({ METRICS_TOKEN: 'short' })).toThrow('METRICS_TOKEN must be at least 16 characters')
+    expect(refused({ ...DB, PROCESSES: '2', METRICS_TOKEN: TOKEN })).toThrow('Set METRICS_PORT as well')
+    expect(refused({ PORT: '9465', ...DB, PROCESSES: '3', METRICS_PORT: '9464' })).toThrow('METRICS_PORT needs ports 9464–9466 apart from PORT (9465)')
+    expect(refused({ ...DB, PROCESSES: '2', METRICS_PORT: '65535' })).toThrow('METRICS_PORT must be an integer from 1 to 65534')
+  })
+
+  test('off unless set; the token alone on one process, the port with any number', () => {
+    expect(loadConfig({}).metrics).toEqual({ token: undefined })
+    expect(loadConfig({ METRICS_TOKEN: TOKEN }).metrics).toEqual({ token: TOKEN })
+    expect(loadConfig({ ...DB, PROCESSES: '4', METRICS_PORT: '9464', METRICS_TOKEN: TOKEN }).metrics).toEqual({ token: TOKEN, port: 9464 })
+  })
+})
 
 describe('metrics', () => {
   test('off by default: /metrics is 404 like an unknown path; liveness and readiness answer', async () => {
