@@ -718,8 +718,9 @@ const LEDGER_TRANSITION = fixedStatement<{
 /**
  * One status change of a whole operation, made by `ledger_transition` (db/sql/ledger.sql) in one round trip: lock
  * the operation row, the till rows of the cajas it moves (refused while one is closed: 409 TILL_CLOSED), the accounts
- * it moves in ascending id order, then flip the transactions, move the balances and store the new operation status. A database function because its statements' plans are kept by the session,
- * also behind a pooler in transaction pooling, where nothing can be prepared. Balances change by `balance + amount`
+ * it moves in ascending id order, then flip the transactions, move the balances and store the new operation status.
+ * A database function because its statements' plans are kept by the session, also behind a pooler in transaction
+ * pooling, where nothing can be prepared. Balances change by `balance + amount`
  * in numeric arithmetic, never through JavaScript.
  */
 async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, refuse: () => ApiError): Promise<number> {
