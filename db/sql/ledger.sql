@@ -12,11 +12,12 @@
 -- `except_from`, all but those in it), and the operation must be in that status too. Of those, the ones in
 -- `counted_status` (all when null) count in the balances and move them by `sign` times their amount.
 --
--- Between the operation and its accounts, the till rows of the cajas whose accounts it moves are locked `for share`
--- (ascending caja id) and read in that same step, which sees the latest committed state: while one of them is closed
--- nothing changes and `till_closed` names it; while one is open the change is written down in its session's
--- movements (till_movements). An open or close locks its till row `for update` (server/modules/tills/service.ts), so
--- a change and a close of one caja take turns: the change lands in the session before it closes, or meets it closed.
+-- The accounts locked are those of every transaction that changes, counted in the balances or not: an open or a close
+-- of a caja locks all its accounts `for update` (server/modules/tills/service.ts), so holding one of them keeps the
+-- caja's till as it is until this transaction ends. The till state of their cajas is read right after, in a statement
+-- of its own (a later snapshot than the lock's wait): while one of them is closed nothing changes and `till_closed`
+-- names it; while one is open the change is written down in its session's movements (till_movements). A change and a
+-- close of one caja therefore take turns: the change lands in the session before it closes, or meets it closed.
 --
 -- No row: no visible operation of that id. `changed` null: it belongs to another company, is not in a status the
 -- change starts from, or moves a closed caja (`till_closed` set); nothing was changed. `scope`: the client ids an
@@ -64,13 +65,18 @@ BEGIN
     RETURN;
   END IF;
 
-  SELECT coalesce(array_agg(l.caja_id) FILTER (WHERE l.session_id IS NOT NULL AND NOT l.open), '{}'),
-         coalesce(array_agg(l.session_id) FILTER (WHERE l.open), '{}')
+  PERFORM 1 FROM accounts a
+   WHERE a.id IN (SELECT t.account_id FROM transactions t
+                   WHERE t.operation_id = op AND (t.status = from_status) <> except_from)
+   ORDER BY a.id
+     FOR NO KEY UPDATE;
+
+  SELECT coalesce(array_agg(s.caja_id) FILTER (WHERE s.session_id IS NOT NULL AND NOT s.open), '{}'),
+         coalesce(array_agg(s.session_id) FILTER (WHERE s.open), '{}')
     INTO closed_cajas, open_sessions
-    FROM (SELECT s.caja_id, s.session_id, s.open FROM till_states s
-           WHERE s.caja_id IN (SELECT a.client_id FROM transactions t JOIN accounts a ON a.id = t.account_id WHERE t.operation_id = op)
-           ORDER BY s.caja_id
-             FOR SHARE OF s) l;
+    FROM till_states s
+   WHERE s.caja_id IN (SELECT a.client_id FROM transactions t JOIN accounts a ON a.id = t.account_id
+                        WHERE t.operation_id = op AND (t.status = from_status) <> except_from);
   IF cardinality(closed_cajas) > 0 THEN
     till_closed := closed_cajas[1];
     RETURN NEXT;
@@ -80,13 +86,6 @@ BEGIN
     -- Whether the change moves balances, read before it is made: every change but a cancellation of nothing completed.
     moved := counted_status IS NULL OR EXISTS (SELECT 1 FROM transactions t WHERE t.operation_id = op AND t.status = counted_status);
   END IF;
-
-  PERFORM 1 FROM accounts a
-   WHERE a.id IN (SELECT t.account_id FROM transactions t
-                   WHERE t.operation_id = op AND (t.status = from_status) <> except_from
-                     AND (counted_status IS NULL OR t.status = counted_status))
-   ORDER BY a.id
-     FOR NO KEY UPDATE;
 
   WITH prev AS (
     SELECT t.id, t.account_id, t.amount, (counted_status IS NULL OR t.status = counted_status) AS counted
@@ -174,10 +173,10 @@ END
 $$;
 
 -- What operations to be created refer to (loadRefs in server/modules/operations/service.ts), as one json object:
--- the till rows of the cajas owning the accounts, locked `for share` in ascending caja id order and read in that step
--- (as ledger_transition does), then the accounts the legs move, locked in ascending id order (with the balance
--- update's lock when any operation is created completed, see the locking discipline there), the clients named and
--- those owning the accounts, the operation types, cost centers and transaction types. Every lookup goes by primary key alone, the company checked on
+-- the accounts the legs move, locked in ascending id order (with the balance update's lock when any operation is
+-- created completed, see the locking discipline there), the till state of the cajas owning them, read once they are
+-- locked (as ledger_transition does), the clients named and those owning the accounts, the operation types, cost
+-- centers and transaction types. Every lookup goes by primary key alone, the company checked on
 -- the rows by the caller, so a generic plan is right for any tenant and any number of ids; one made for the ids at
 -- hand always looks the cheaper, and sent as a statement of its own it was planned afresh at every create (0.28 ms,
 -- more than its execution), hence the function and its plan_cache_mode. No row it reads is written here, so no
@@ -193,13 +192,8 @@ DECLARE
   type_rows json := '[]';
   cost_center_rows json := '[]';
   tx_type_rows json := '[]';
-  tills json;
+  tills json := '[]';
 BEGIN
-  SELECT coalesce(json_agg(l), '[]') INTO tills
-    FROM (SELECT s.caja_id, s.session_id, s.open FROM till_states s
-           WHERE s.caja_id IN (SELECT a.client_id FROM accounts a WHERE a.id = ANY (account_ids))
-           ORDER BY s.caja_id
-             FOR SHARE OF s) l;
   -- Two statements because a lock strength cannot be a parameter.
   IF exclusive THEN
     SELECT coalesce(json_agg(l), '[]'), coalesce(array_agg(l.client_id), '{}') INTO locked, owners
@@ -209,6 +203,12 @@ BEGIN
     SELECT coalesce(json_agg(l), '[]'), coalesce(array_agg(l.client_id), '{}') INTO locked, owners
       FROM (SELECT a.id, a.company_id, a.client_id, a.currency_name FROM accounts a
              WHERE a.id = ANY (account_ids) ORDER BY a.id FOR KEY SHARE) l;
+  END IF;
+  -- A statement after the lock, so it reads what an open or close of these cajas committed before it (they lock the
+  -- caja's accounts `for update`).
+  IF cardinality(owners) > 0 THEN
+    SELECT coalesce(json_agg(json_build_object('caja_id', s.caja_id, 'session_id', s.session_id, 'open', s.open)), '[]')
+      INTO tills FROM till_states s WHERE s.caja_id = ANY (owners);
   END IF;
   -- One statement per table, each run only with ids to look up: one run for nothing still pays its executor
   -- start-up, the locks of the table and its indexes and an index probe, and most creates name no cost center and no

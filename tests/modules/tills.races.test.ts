@@ -200,6 +200,26 @@ describe('till sessions under concurrency', () => {
     console.log(`two at once over ${ROUNDS} rounds: opens ${tally.opens.filter((s) => s === 201).length}×201 ${tally.opens.filter((s) => s === 409).length}×409; closes ${tally.closes.filter((s) => s === 200).length}×200 ${tally.closes.filter((s) => s === 409).length}×409`)
   })
 
+  postgresTest('an account added while the caja closes: counted by the close, or made after it; never a deadlock', async () => {
+    const outcomes: string[] = []
+    for (let round = 0; round < 6; round++) {
+      const b = await tillBranch(t)
+      const start = await balances(t, b)
+      expect((await post(b.c.key, `/api/cajas/${b.caja.id}/open`, { counted: countOf(start) })).status).toBe(201)
+      const currency = ['CLP', 'UYU', 'PYG'][round % 3]
+      const [closed, added] = await Promise.all([
+        pause(round % 3).then(() => post(b.c.key, `/api/cajas/${b.caja.id}/close`, { counted: countOf(start, { ARS: '1' }) })),
+        pause(2 - (round % 3)).then(() => post(b.c.key, `/api/clients/${b.caja.id}/accounts`, { currency_name: currency })),
+      ])
+      expect(added.status).toBe(201)
+      // Made first, the new currency is one of the caja's when the close counts: not counted, the close is refused.
+      if (closed.status === 400) expect(closed.body.details).toEqual([{ field: 'counted', message: `${currency} is not counted` }])
+      else expect([closed.status, closed.body.closing.map((c: { currency: string }) => c.currency)]).toEqual([200, ['ARS', 'USD', 'EUR', 'BRL']])
+      outcomes.push(closed.status === 200 ? 'account after the close' : 'account before the close')
+    }
+    console.log(`an account racing a close over 6 rounds: ${outcomes.join(', ')}`)
+  })
+
   postgresTest('writes racing the first open of a caja never opened: each is in the opening count or in the session, never lost between', async () => {
     for (let round = 0; round < 6; round++) {
       const b = await tillBranch(t)

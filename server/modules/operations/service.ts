@@ -220,14 +220,16 @@ export async function listOperations(db: Executor, caller: Caller, q: ListOperat
 // ---------------------------------------------------------------------------------------- write side
 
 /*
- * Locking discipline of every ledger write: at most one operation row first, then the till rows of the cajas whose
- * accounts it moves (`for share`, ascending caja id), then accounts in ascending id order, so two writers never wait
- * on each other in a cycle. Rows are locked `for no key update`, the lock an UPDATE of a balance or status takes
- * anyway; unlike `for update` it does not block inserts whose foreign key points at the row (new transactions on an
- * account, attachments of an operation). A till row is read in the step that locks it, so a write sees the latest
- * committed open or close of the caja: a closed one refuses it (409 TILL_CLOSED), an open one records it among its
- * session's movements. An open or a close locks its till row `for update` first and then the accounts, in the same
- * order (server/modules/tills/service.ts).
+ * Locking discipline of every ledger write: at most one operation row first, then accounts in ascending id order, so
+ * two writers never wait on each other in a cycle. Rows are locked `for no key update`, the lock an UPDATE of a
+ * balance or status takes anyway; unlike `for update` it does not block inserts whose foreign key points at the row
+ * (new transactions on an account, attachments of an operation).
+ *
+ * The till check rides on those locks: an open or a close of a caja locks every account of the caja `for update`
+ * (server/modules/tills/service.ts), which waits for any lock a write holds on one of them and makes any later one
+ * wait. So once a write holds its accounts, its caja's till cannot open or close until it commits, and the till state
+ * it reads in a statement after the lock is the one it commits under: a closed caja refuses it (409 TILL_CLOSED), an
+ * open one records it among its session's movements.
  */
 
 /** A caja's till as the write locked it: `session_id` null when it was never opened. */
@@ -479,7 +481,7 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
       where a.id = d.id`)
   }
 
-  // Each operation moving an open caja joins that caja's session (the till rows were locked by loadRefs).
+  // Each operation moving an open caja joins that caja's session (read by loadRefs once the accounts were locked).
   const moves = items.flatMap((p, i) => {
     const sessions = new Set(p.input.transactions.map((t) => refs.tills.get(refs.accounts.get(t.account_id)!.client_id)).filter((t) => t?.open).map((t) => t!.session_id!))
     return [...sessions].map((session) => ({ session, op: ops[i].id, moved: p.status === 'completed' }))
@@ -543,9 +545,9 @@ async function announceCreated(tx: Tx, companyId: number, ops: InsertedOperation
  * primary key. When any check fails nothing is inserted (an id is drawn only when all pass), and the create reads its
  * references to say exactly what (`createOperation`). No account is locked first: the foreign-key checks take the
  * only lock a pending operation needs (`for key share`), which conflicts with no lock any ledger write takes, so
- * their order cannot deadlock. The till rows of the cajas it moves are locked `for share` before them, as every
- * ledger write does (see the locking discipline above): a closed one leaves it uninserted (the create then says
- * TILL_CLOSED), an open one gets it among its session's movements in the same statement.
+ * their order cannot deadlock. Those locks are what an open or a close of the caja waits for (see the locking
+ * discipline above), so the till is checked by the next statement (`till_created`, db/sql/tills.sql), sent right
+ * ahead of the announcement.
  */
 const INSERT_CHECKED = fixedStatement<
   {
@@ -578,15 +580,9 @@ const INSERT_CHECKED = fixedStatement<
           (select c.company_id = ${p.companyId}::int and c.deleted_at is null from clients c where c.id = a.client_id) as live
         from accounts a where a.id = u.account_id limit 1) a on true
       left join lateral (select tt.company_id, tt.is_commission from transaction_types tt where tt.id = u.type_id limit 1) tt on true
-    ), tills as materialized (
-      select s.caja_id, s.session_id, s.open from till_states s
-      where s.caja_id in (select l.client_id from legs l)
-      order by s.caja_id
-      for share of s
     ), ids as materialized (
       select ${nextId('operations')} as id
       where (select bool_and(l.known) from legs l)
-        and not exists (select from tills t where t.session_id is not null and not t.open)
         and coalesce((select t.company_id = ${p.companyId}::int from operation_types t where t.id = ${p.type}::int), false)
         and (${p.client}::int is null
              or coalesce((select c.company_id = ${p.companyId}::int and c.deleted_at is null from clients c where c.id = ${p.client}::int), false))
@@ -606,12 +602,11 @@ const INSERT_CHECKED = fixedStatement<
       from ids cross join legs l
       order by l.n
       returning ${TRANSACTION_COLUMNS}
-    ), moves as (
-      insert into till_movements (company_id, session_id, operation_id, event, moved)
-      select ${p.companyId}::int, t.session_id, ids.id, 'created', false from ids cross join tills t where t.open
     )
     ${insertedRows(p.keyChecks)}`,
 )
+
+const TILL_CREATED = fixedStatement<{ op: number; company: number }>((p) => sql`select till_created(${p.op}::int, ${p.company}::int) as closed`)
 
 /** `INSERT_CHECKED` for one pending operation: the created operation, announced, or null when a check failed. */
 async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput, amounts: string[], attach?: Attach): Promise<OperationDto | null> {
@@ -639,8 +634,14 @@ async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput
     ),
   )
   if (inserted.ops.length === 0) return null
-  const [created] = await announceCreated(tx, caller.companyId, inserted.ops, inserted.txs, attach)
-  return created
+  // The till check and the announcement go out together, one round trip; a closed caja rolls back both.
+  const checking = Promise.resolve(TILL_CREATED(tx, { op: inserted.ops[0].id, company: caller.companyId }))
+  const [checked, announced] = await Promise.allSettled([checking, announceCreated(tx, caller.companyId, inserted.ops, inserted.txs, attach)])
+  if (checked.status === 'rejected') throw checked.reason
+  const [{ closed }] = rowsOf<{ closed: number | null }>(checked.value)
+  if (closed !== null) throw tillClosed(closed)
+  if (announced.status === 'rejected') throw announced.reason
+  return announced.value[0]
 }
 
 /**
@@ -717,8 +718,8 @@ const LEDGER_TRANSITION = fixedStatement<{
 
 /**
  * One status change of a whole operation, made by `ledger_transition` (db/sql/ledger.sql) in one round trip: lock
- * the operation row, the till rows of the cajas it moves (refused while one is closed: 409 TILL_CLOSED), the accounts
- * it moves in ascending id order, then flip the transactions, move the balances and store the new operation status.
+ * the operation row, the accounts it moves in ascending id order, read their cajas' till (refused while one is closed:
+ * 409 TILL_CLOSED), then flip the transactions, move the balances and store the new operation status.
  * A database function because its statements' plans are kept by the session, also behind a pooler in transaction
  * pooling, where nothing can be prepared. Balances change by `balance + amount`
  * in numeric arithmetic, never through JavaScript.

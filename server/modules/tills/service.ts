@@ -16,14 +16,13 @@ export const ADJUSTMENT_TYPE = 'Ajuste de caja'
 
 /*
  * The till lock (docs/architecture.md, "Till sessions"). Each caja has one row in till_states. An open or a close
- * locks it `for update` before anything else and keeps it to its commit; every ledger write moving the caja's accounts
- * locks it `for share` before the accounts (db/sql/ledger.sql, server/modules/operations/service.ts) and reads the
- * state in that same locking step, which in read committed sees the latest committed version of the row. So a write
- * and a close of one caja take turns: a write that got its share first commits before the close reads the balances
- * and lands in the session (its movements row is written under the same lock); one that asks after the close meets
- * the closed state and is refused with 409 TILL_CLOSED. Two closes or two opens take turns the same way, and the
- * second finds the state the first left. The open or close then locks the accounts (when it books a difference), in
- * the ledger's own order: till row, then accounts.
+ * locks it `for update`, then every account of the caja `for update`, and keeps both to its commit. Every ledger
+ * write already locks the accounts it moves (server/modules/operations/service.ts) and reads its cajas' till state in
+ * a statement after that lock. `for update` on an account waits for any lock held on it and makes any later one wait,
+ * so a write and a close of one caja take turns: a write that holds its accounts first commits, movements written,
+ * before the close reads the balances and the session; one that asks after the close waits for its commit and then
+ * reads the caja closed and is refused with 409 TILL_CLOSED. Two opens or two closes take turns on the till row, and
+ * the second finds the state the first left. Writes lock no till row: a caja's writes do not contend on one row.
  */
 
 interface LockedTill {
@@ -39,7 +38,10 @@ const lockTillRow = (tx: Tx, cajaId: number, companyId: number) =>
     where s.caja_id = ${cajaId} and c.company_id = ${companyId} and c.type = 0 and c.deleted_at is null
     for update of s`)
 
-/** The caja's till row, locked for the rest of the transaction; 404 for anything but a live caja the caller may see. */
+/**
+ * The caja's till row and then all its accounts, locked for the rest of the transaction (in the ledger's order: the
+ * accounts by ascending id); 404 for anything but a live caja the caller may see.
+ */
 async function lockTill(tx: Tx, caller: Caller, cajaId: number): Promise<LockedTill> {
   const scope = clientScope(caller)
   if (scope && !scope.includes(cajaId)) throw notFound('Caja')
@@ -52,6 +54,7 @@ async function lockTill(tx: Tx, caller: Caller, cajaId: number): Promise<LockedT
     ;[till] = rowsOf<LockedTill>(await lockTillRow(tx, cajaId, caller.companyId))
   }
   if (!till) throw notFound('Caja')
+  await tx.execute(sql`select a.id from accounts a where a.client_id = ${cajaId} order by a.id for update`)
   return till
 }
 
@@ -70,7 +73,7 @@ async function companyFacts(tx: Tx, companyId: number): Promise<CompanyFacts> {
   return row
 }
 
-/** The caja's balance per currency (read after the till lock, so every write that came before it is in), in account order. */
+/** The caja's balance per currency (read after the lock, so every write that came before it is in), in account order. */
 async function balancesOf(tx: Tx, cajaId: number): Promise<{ currency: string; balance: Dec; accountId: number }[]> {
   const rows = rowsOf<{ id: number; currency_name: string; balance: string }>(
     await tx.execute(sql`select a.id, a.currency_name, a.balance::text as balance from accounts a where a.client_id = ${cajaId} order by a.id`),
@@ -146,7 +149,9 @@ function countRows(counted: CountInput[], balances: { currency: string; balance:
 /**
  * The differences booked as one completed "Ajuste de caja" operation on the caja, through the ledger's own create
  * (balances, audit trail, events, and the session's movements as for any operation), so that every balance ends equal
- * to what was counted; null when every count matched.
+ * to what was counted; null when every count matched. Without a `client_id`: its legs already name the caja, and a
+ * reference to the caja's row would wait for anyone holding that row (a client edit or deletion) while the caja's
+ * accounts are held here.
  */
 async function bookDifferences(tx: Tx, caller: Caller, till: LockedTill, facts: CompanyFacts, rows: { row: CountRow; accountId: number }[], moment: string) {
   const differing = rows.filter((r) => !new D(r.row.difference).isZero())
@@ -157,7 +162,6 @@ async function bookDifferences(tx: Tx, caller: Caller, till: LockedTill, facts: 
     ])
   const op = await createOperation(tx, caller, {
     operation_type_id: facts.adjustment_type_id,
-    client_id: till.caja_id,
     description: `${ADJUSTMENT_TYPE}: ${moment} de la sesión ${till.session_id} de ${till.name} (${differing.map((r) => `${r.row.currency} ${r.row.difference}`).join(', ')})`,
     status: 'completed',
     transactions: differing.map((r) => ({ account_id: r.accountId, amount: r.row.difference })),
