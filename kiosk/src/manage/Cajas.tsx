@@ -272,7 +272,7 @@ function Outcome(props: { session: TillSession; adjustment: number | null; mode:
             PDF
           </a>{' '}
           ·{' '}
-          <a href={`/api/till-sessions/${props.session.id}/report?format=csv`} download>
+          <a href={`/api/till-sessions/${props.session.id}/report?format=csv`} download={`caja-${props.session.caja_id}-sesion-${props.session.id}.csv`}>
             CSV
           </a>
         </p>
@@ -638,7 +638,7 @@ function Sessions(props: { caja: Caja }) {
                         <a href={`/api/till-sessions/${s.id}/report?format=pdf`} target="_blank" rel="noopener" data-testid="session-pdf">
                           PDF
                         </a>
-                        <a href={`/api/till-sessions/${s.id}/report?format=csv`} download data-testid="session-csv">
+                        <a href={`/api/till-sessions/${s.id}/report?format=csv`} download={`caja-${s.caja_id}-sesion-${s.id}.csv`} data-testid="session-csv">
                           CSV
                         </a>
                       </td>
