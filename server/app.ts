@@ -56,8 +56,9 @@ export function createApp(app: AppContext) {
         trustProxy: app.config.trustProxy,
       }),
     )
-    .use(docs(app.config.publicBaseUrl))
+    // Before the docs, so the OpenAPI document is tagged like every other JSON answer.
     .use(etag())
+    .use(docs(app.config.publicBaseUrl))
     .get(
       '/health',
       async () => {
