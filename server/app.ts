@@ -28,6 +28,7 @@ import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
 import { sessionsModule } from './modules/sessions'
 import { webhooksModule } from './modules/webhooks'
+import { webhookDocument } from './modules/webhooks/model'
 import { setupModule } from './modules/setup'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
@@ -58,7 +59,7 @@ export function createApp(app: AppContext) {
     )
     // Before the docs, so the OpenAPI document is tagged like every other JSON answer.
     .use(etag())
-    .use(docs(app.config.publicBaseUrl))
+    .use(docs(app.config.publicBaseUrl, webhookDocument()))
     .get(
       '/health',
       async () => {

@@ -1,5 +1,6 @@
-import { t } from 'elysia'
+import { t, type TSchema } from 'elysia'
 import { TypeRegistry } from 'elysia/type-system'
+import { invalid } from './errors'
 import { isExactMoney, MONEY_LIMIT, MONEY_PATTERN, type ExactMoney } from './money'
 
 export const ErrorBody = t.Object(
@@ -29,6 +30,35 @@ export const IdParams = t.Object({ id: Id })
  * there, and the generator then cannot tell the body's content type.
  */
 export const JSON_BODY = 'x-json-body'
+
+/**
+ * Extension key marking a body schema whose route refuses fields the schema does not name (`closed`); the document
+ * step keeps `additionalProperties: false` on it (and on it only: elsewhere unknown fields are ignored) and removes
+ * the key.
+ */
+export const UNKNOWN_FIELDS = 'x-unknown-fields'
+
+type ObjectSchema = TSchema & { properties: Record<string, unknown> }
+export type Closed<T extends ObjectSchema> = T & { [UNKNOWN_FIELDS]: 'refused' }
+
+/** A body whose misspelt field must not pass for an absent one (a setting left unchanged while the answer is 200). */
+export const closed = <T extends ObjectSchema>(schema: T): Closed<T> =>
+  Object.assign(schema, { additionalProperties: false, [UNKNOWN_FIELDS]: 'refused' as const })
+
+/**
+ * The route half of `closed`: refuses a body naming a field its schema does not have, 400 naming each. The
+ * framework drops such fields silently (it normalizes bodies to their schema), so this runs in the transform stage,
+ * which sees the body as sent, before it is normalized.
+ */
+export const onlyFields = (schema: Closed<ObjectSchema>) => {
+  const known = new Set(Object.keys(schema.properties))
+  return ({ body }: { body: unknown }) => {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return
+    const unknown = Object.keys(body).filter((k) => !known.has(k))
+    if (unknown.length)
+      throw invalid(`Unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, unknown.map((field) => ({ field, message: 'not a field of this body' })))
+  }
+}
 
 /** The `Idempotency-Key` request header, for routes that claim it (the route policy's `idempotent`, or their own). */
 export const IdempotencyHeaders = t.Object(

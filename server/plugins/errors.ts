@@ -11,9 +11,15 @@ const json = (status: number, body: unknown, headers?: Record<string, string>) =
 
 type Detail = { field: string; message: string }
 
-/** The schema checker's words for a missing field or a value of the wrong JSON type, said as the other errors say things. */
-function plainMessage(message: string): string {
+/**
+ * The schema checker's words for a missing field, a value of the wrong JSON type or one not of the pattern its
+ * schema shows examples of, said as the other errors say things (a pattern is no help to a reader).
+ */
+function plainMessage(message: string, schema: unknown): string {
   if (message === 'Expected required property') return 'required'
+  const examples = (schema as { examples?: unknown } | undefined)?.examples
+  if (message.startsWith('Expected string to match') && Array.isArray(examples) && examples.length > 0)
+    return `must look like ${examples.map((e) => JSON.stringify(e)).join(' or ')}`
   const type = /^Expected (array|object|string|number|integer|boolean|null)$/.exec(message)?.[1]
   return type ? `must be ${type === 'null' ? 'null' : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`}` : message
 }
@@ -39,7 +45,7 @@ const detailsOf = (type: string, all: CheckerError[]): Detail[] =>
   onePerField(
     all.map((e) => ({
       field: 'path' in e && e.path ? e.path.replace(/^\//, '').replace(/\//g, '.') || type : type,
-      message: 'message' in e ? plainMessage(e.message) : 'invalid',
+      message: 'message' in e ? plainMessage(e.message, 'schema' in e ? e.schema : undefined) : 'invalid',
     })),
   )
 

@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
 import { notFound } from '../lib/errors'
-import { ID_PATTERN, JSON_BODY } from '../lib/models'
+import { ID_PATTERN, JSON_BODY, UNKNOWN_FIELDS } from '../lib/models'
 
 const isCoercedString = (b: unknown) =>
   !!b && typeof b === 'object' && (b as { type?: unknown }).type === 'string' &&
@@ -112,11 +112,14 @@ const sameAsError = (schema: unknown) =>
  * (so no request is refused for an extra field), and closes a response schema (`additionalProperties: false`)
  * only when it first compiles the route, so a closed schema would be both untrue of requests and dependent on
  * which routes have served a request. Integrators should read answers the same way: new fields may appear.
+ * The exception is a body marked `closed` (server/lib/models.ts), whose route does refuse unknown fields.
  */
 function openObjects(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(openObjects)
   if (!node || typeof node !== 'object') return
-  if ((node as Json).additionalProperties === false) delete (node as Json).additionalProperties
+  const schema = node as Json
+  if (schema[UNKNOWN_FIELDS] === 'refused') delete schema[UNKNOWN_FIELDS]
+  else if (schema.additionalProperties === false) delete schema.additionalProperties
   for (const value of Object.values(node)) openObjects(value)
 }
 
@@ -191,8 +194,10 @@ export function finish(doc: Json, serverUrl: string) {
       })
       // The limits apply to every route, per credential or, without one, per address; only the health probe is exempt.
       if (path !== '/health') responses['429'] = errorResponse('Rate limit reached: `RATE_LIMITED`', { 'Retry-After': header('Seconds to wait before retrying') })
+      // A request with a credential is counted before anything else answers it, so every answer to it carries its
+      // budget, a refusal or a failure as much as a success.
       if (authenticated)
-        for (const [status, r] of Object.entries<Json>(responses)) if (/^2/.test(status)) r.headers = { ...RATE_HEADERS, ...r.headers }
+        for (const [status, r] of Object.entries<Json>(responses)) if (/^[2345]/.test(status)) r.headers = { ...RATE_HEADERS, ...r.headers }
     }
   }
 }
@@ -249,7 +254,13 @@ const hardened = (csp: string, type: string, extra: Record<string, string> = {})
 
 const finished = new WeakMap<Json, Json>()
 
-export const docs = (serverUrl: string) =>
+/** Parts of the document no route describes: the `webhooks` the service sends, and the schemas they name. */
+export interface DocumentExtras {
+  webhooks: Json
+  schemas: Json
+}
+
+export const docs = (serverUrl: string, extras: DocumentExtras) =>
   new Elysia({ name: 'docs' })
     .onAfterHandle({ as: 'global' }, ({ route, responseValue, set }) => {
       if (route !== '/openapi.json') return
@@ -296,7 +307,9 @@ export const docs = (serverUrl: string) =>
           '`IDEMPOTENCY_KEY_REUSED`), except credential issuance, whose secrets are never stored and so cannot be replayed.',
         ].join('\n'),
       },
+      webhooks: extras.webhooks,
       components: {
+        schemas: extras.schemas,
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
           session: {

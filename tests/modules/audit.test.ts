@@ -225,6 +225,7 @@ describe('audit logs', () => {
       const r = await audit(t, c.key, `from=${encodeURIComponent(bad)}`)
       expect(r.status).toBe(400)
       expect(r.body.code).toBe('VALIDATION_ERROR')
+      expect(r.body.details[0].message).toMatch(/^(must look like "2026-11-01" or "2026-11-01T03:00:00Z"|expected YYYY-MM-DD or an ISO 8601 date-time)$/)
       expect((await audit(t, c.key, `to=${encodeURIComponent(bad)}`)).status).toBe(400)
     }
   })

@@ -1,9 +1,14 @@
 import { t } from 'elysia'
 import { DateTime, pageQuery, Pagination } from '../../lib/models'
 
+/** A date, or a date-time with or without its offset; the calendar and the clock are checked by `parseBound`. */
+const BOUND_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?([Zz]|[+-][0-9]{2}:[0-9]{2})?)?$'
+
 const bound = (which: 'from' | 'to') =>
   t.String({
     maxLength: 40,
+    pattern: BOUND_PATTERN,
+    examples: which === 'from' ? ['2026-11-01', '2026-11-01T03:00:00Z'] : ['2026-11-30', '2026-12-01T02:59:59.999Z'],
     description:
       which === 'from'
         ? 'Lower bound, inclusive: an ISO 8601 date-time (UTC when it has no offset), or a date YYYY-MM-DD meaning that day 00:00 Argentina time (UTC−03:00).'

@@ -4,7 +4,7 @@ import { routePolicy } from '../../access/policy'
 import type { Caller } from '../../access/caller'
 import { isSession } from '../../access/sessions'
 import { appPage, APPS_DIST } from '../../lib/app-pages'
-import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/models'
+import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY, onlyFields } from '../../lib/models'
 import { invalid, notFound } from '../../lib/errors'
 import { claimOnce, tenantTx } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
@@ -48,21 +48,6 @@ import {
 const Deleted = t.Object({ deleted: t.Literal(true) })
 const TAG = 'Ventanilla'
 const doc = (summary: string, description?: string) => ({ tags: [TAG], summary, ...(description && { description }) })
-
-/**
- * Refuses a body naming a field its schema does not have. Elysia's validation drops such fields silently (it
- * normalizes bodies to their schema), so a misspelt setting would answer 200 having changed nothing; this runs in
- * the transform stage, which sees the body as sent, before it is normalized.
- */
-const onlyFields = (schema: { properties: Record<string, unknown> }) => {
-  const known = new Set(Object.keys(schema.properties))
-  return ({ body }: { body: unknown }) => {
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return
-    const unknown = Object.keys(body).filter((k) => !known.has(k))
-    if (unknown.length)
-      throw invalid(`Unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, unknown.map((field) => ({ field, message: 'not a field of this body' })))
-  }
-}
 
 const MANAGE = { module: 'ventanilla', permission: 'ventanilla.manage' } as const
 const CALL = { module: 'ventanilla', permission: 'ventanilla.call' } as const

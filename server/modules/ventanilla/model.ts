@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, MoneyOut } from '../../lib/models'
+import { closed, DateTime, MoneyOut } from '../../lib/models'
 import { MONEY_LIMIT } from '../../lib/money'
 
 const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initial'), t.Literal('ticket')], {
@@ -56,16 +56,15 @@ export const VentanillaModel = {
     priorityMode,
     dispenserAsksName,
   }),
-  settingsPut: t.Object(
-    {
+  settingsPut: closed(
+    t.Object({
       ...settingsFields,
       displayName: t.Optional(settingsFields.displayName),
       priorityMode: t.Optional(priorityMode),
       dispenserAsksName: t.Optional(dispenserAsksName),
-    },
-    { additionalProperties: false },
+    }),
   ),
-  settingsPatch: t.Partial(t.Object(settingsFields), { additionalProperties: false }),
+  settingsPatch: closed(t.Partial(t.Object(settingsFields))),
   ratesPut: t.Object(
     {
       rates: t.Array(
@@ -90,7 +89,7 @@ export const VentanillaModel = {
     updated_at: t.Union([DateTime, t.Null()], { description: 'When the board was last replaced; null if never' }),
     updated_by: t.Union([t.String(), t.Null()], { description: 'The employee who replaced it; null for a key (or never)' }),
   }),
-  ticketUpdate: t.Object({ customer_name: t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'Empty or null clears it' }) }, { additionalProperties: false }),
+  ticketUpdate: closed(t.Object({ customer_name: t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'Empty or null clears it' }) })),
   serviceCreate: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), prefix }, { additionalProperties: false }),
   serviceUpdate: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), prefix: t.Optional(prefix) }, { additionalProperties: false }),
   service: t.Object({ id: t.Integer(), name: t.String(), prefix: t.String(), created_at: DateTime, updated_at: DateTime }),
@@ -126,7 +125,7 @@ export const VentanillaModel = {
     called_at: t.Union([DateTime, t.Null()]),
     created_at: DateTime,
     updated_at: DateTime,
-  }),
+  }, { $id: 'VentanillaTicket' }),
   transfer: t.Object({ service_id: serviceId }, { additionalProperties: false }),
   queue: t.Object({
     data: t.Array(
