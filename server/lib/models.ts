@@ -66,9 +66,12 @@ export const IdempotencyHeaders = t.Object(
   { additionalProperties: true },
 )
 
-export const Money = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN })], {
+/** The longest decimal string taken as money: a sign, 22 integer digits, a point and 76 decimals to round away. */
+const MONEY_TEXT_MAX = 100
+
+export const Money = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN, maxLength: MONEY_TEXT_MAX })], {
   description:
-    'Exact decimal: a JSON number or a decimal string, below 10^22 in absolute value (numeric(28,6)); stored with 6 decimal places (half away from zero).',
+    'Exact decimal: a JSON number or a decimal string (at most 100 characters), below 10^22 in absolute value (numeric(28,6)); stored with 6 decimal places (half away from zero).',
 })
 
 /**
@@ -89,15 +92,15 @@ export const MoneyOut = (description?: string) =>
 
 /** Money that must not be negative (an exchange rate): the same forms, the bound in the schema itself. */
 export const NonNegativeMoney = (description: string) =>
-  t.Union([t.Number({ minimum: 0, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN.replace('^-?', '^') })], {
+  t.Union([t.Number({ minimum: 0, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN.replace('^-?', '^'), maxLength: MONEY_TEXT_MAX })], {
     description: `${description}: a JSON number or a decimal string, not negative, below 10^22; stored with 6 decimal places.`,
   })
 
-export const DateTime = t.String({ format: 'date-time', description: 'ISO 8601 UTC' })
+export const DateTime = t.String({ format: 'date-time', maxLength: 40, description: 'ISO 8601 UTC' })
 
 export function pageQuery(max = 200) {
   return {
-    page: t.Optional(t.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' })),
+    page: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1 (at most 1,000,000)' })),
     pageSize: t.Optional(t.Integer({ minimum: 1, maximum: max, default: 50, description: `Items per page, 1–${max}` })),
   }
 }

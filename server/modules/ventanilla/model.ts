@@ -32,7 +32,7 @@ const settingsFields = {
   dispenserAsksName,
 }
 const serviceId = t.Integer({ minimum: 1, maximum: 2147483647 })
-const prefix = t.String({ pattern: '^[A-Za-z0-9]{1,4}$', description: '1–4 letters or digits; stored upper case. Ticket numbers are `<prefix>-NNN`.' })
+const prefix = t.String({ pattern: '^[A-Za-z0-9]{1,4}$', maxLength: 4, description: '1–4 letters or digits; stored upper case. Ticket numbers are `<prefix>-NNN`.' })
 const desk = t.String({ minLength: 1, maxLength: 40, description: 'Where the customer goes, e.g. "Caja 2".' })
 
 const call = t.Object({
@@ -70,7 +70,7 @@ export const VentanillaModel = {
       rates: t.Array(
         t.Object(
           {
-            currency: t.String({ pattern: '^[A-Za-z0-9]{1,10}$', description: 'Currency code; stored upper case' }),
+            currency: t.String({ pattern: '^[A-Za-z0-9]{1,10}$', maxLength: 10, description: 'Currency code; stored upper case' }),
             buy: rateValue,
             sell: rateValue,
           },
@@ -150,8 +150,8 @@ export const VentanillaModel = {
     ),
   }),
   statsQuery: t.Object({
-    from: t.Optional(t.String({ format: 'date', description: 'First day (company time zone), default today' })),
-    to: t.Optional(t.String({ format: 'date', description: 'Last day, inclusive, default today' })),
+    from: t.Optional(t.String({ format: 'date', maxLength: 10, description: 'First day (company time zone), default today' })),
+    to: t.Optional(t.String({ format: 'date', maxLength: 10, description: 'Last day, inclusive, default today' })),
     format: t.Optional(t.Union([t.Literal('json'), t.Literal('csv')], { description: '`csv`: the same rows as `text/csv` with a header line' })),
   }),
   stats: t.Object({
