@@ -3,7 +3,8 @@ import { closed, DateTime, MoneyOut } from '../../lib/models'
 import { MONEY_LIMIT } from '../../lib/money'
 
 const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initial'), t.Literal('ticket')], {
-  description: 'How customer names appear on the public screen: `full_name` as given, `first_last_initial` ("Juan P."), `ticket` (no name).',
+  description:
+    'How customer names appear on the public screen: `full_name` as given, `first_last_initial` ("Juan P."; a Spanish name is read as given names then surnames, particles such as "de la" joined to the next word: four or more parts show two given names and the first surname\'s initial, "María José González Fernández de la Torre" → "María José G."; three show one given name), `ticket` (no name). Shortened on the server: the full name never reaches the screen in the other modes.',
 })
 const priorityMode = t.Union([t.Literal('first'), t.Literal('off')], {
   description: '`first` (default): waiting priority tickets are called before the others, each group oldest first; `off`: arrival order only.',

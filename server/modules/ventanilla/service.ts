@@ -27,15 +27,45 @@ export async function publish(tx: Tx, companyId: number, payload = 'change') {
   await tx.execute(sql`select pg_notify(${channelOf(companyId)}, ${payload})`)
 }
 
-/** What the public screen may show of a customer's name; the full name never leaves the server otherwise. */
+/** Words that belong to the word after them in a Spanish name: "de la Torre", "del Valle", "de los Ángeles". */
+const PARTICLES = new Set(['de', 'del', 'la', 'las', 'los', 'y', 'e', 'da', 'das', 'do', 'dos', 'di', 'van', 'von', 'der'])
+
+/** A name's parts: its words, each particle joined to the word after it. */
+function nameParts(words: string[]): string[][] {
+  const parts: string[][] = []
+  let pending: string[] = []
+  for (const word of words) {
+    pending.push(word)
+    if (!PARTICLES.has(word.toLocaleLowerCase('es'))) {
+      parts.push(pending)
+      pending = []
+    }
+  }
+  if (pending.length) parts.push(pending)
+  return parts
+}
+
+/**
+ * What the public screen may show of a customer's name; the full name never leaves the server otherwise.
+ * `first_last_initial` reads the name as Spanish names are written (given names, then one or two surnames, which
+ * the name-parsing libraries get wrong: they take the last word for the surname): a particle belongs to the part
+ * after it ("de la Torre" is one part). One part is shown whole; two are the given name and the surname's initial
+ * ("Juan P.", contract §8); three are ambiguous (two given names and a surname, or one and two surnames), so only
+ * the first is shown, with the last part's initial ("Juan Carlos Pérez" → "Juan P."); four or more are two given
+ * names and the initial of the first surname ("María José González Fernández de la Torre" → "María José G.").
+ * When unsure it shows less, never a surname in full. docs/ventanilla.md has the rule and its examples.
+ */
 export function maskName(name: string | null, mode: PrivacyMode): string | null {
   if (mode === 'ticket' || name == null) return null
   const words = name.trim().split(/\s+/).filter(Boolean)
   if (words.length === 0) return null
   if (mode === 'full_name') return name
-  if (words.length === 1) return words[0]
-  const initial = Array.from(words[words.length - 1])[0].toLocaleUpperCase('es')
-  return `${words[0]} ${initial}.`
+  const parts = nameParts(words)
+  if (parts.length === 1) return words.join(' ')
+  const given = parts.slice(0, parts.length >= 4 ? 2 : 1)
+  const surname = parts.length === 3 ? parts[2] : parts[given.length]
+  const initial = Array.from(surname[surname.length - 1])[0].toLocaleUpperCase('es')
+  return `${given.flat().join(' ')} ${initial}.`
 }
 
 function isUniqueViolation(e: unknown): boolean {
