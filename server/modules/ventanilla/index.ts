@@ -174,14 +174,21 @@ const staff = (app: AppContext) => {
         detail: {
           ...doc(
             'Waiting-room statistics per day and service',
-            'One row per day (company time zone, the day the tickets were taken) and service that issued tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds. `from`/`to` default to today; `from` after `to` → 400. `format=csv`: the same rows as RFC 4180 CSV with a header line (columns in the JSON order, empty cells for nulls; a service name starting with `=`, `+`, `-`, `@` gets a leading `\'`).',
+            [
+              'One row per day (company time zone, the day the tickets were taken) and service that issued or served tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds.',
+              'A transferred ticket counts where each thing happened: `issued` and its wait under the service it was taken for, `served` or `no_show` and its service time under the service that had it last.',
+              '`from`/`to` default to today; `from` after `to` → 400.',
+              '`format=csv`: the same rows as a CSV an es-AR spreadsheet opens as it is: UTF-8 with a byte order mark, `;` between fields (RFC 4180 quoting), Spanish headings in the JSON order',
+              '(`Fecha;N.º de servicio;Servicio;Emitidos;Atendidos;No se presentaron;Espera promedio (s);Espera p90 (s);Atención promedio (s)`), dates `dd/mm/aaaa`, decimal commas, empty cells for nulls;',
+              'a service name starting with `=`, `+`, `-`, `@` gets a leading `\'`.',
+            ].join(' '),
           ),
           responses: {
             200: {
               description: 'The rows: JSON by default, CSV with `format=csv`',
               content: {
                 'application/json': { schema: JSON.parse(JSON.stringify(M.stats)) },
-                'text/csv': { schema: { type: 'string', description: 'RFC 4180, UTF-8, header row first' } },
+                'text/csv': { schema: { type: 'string', description: 'es-AR: UTF-8 with a byte order mark, `;`-separated (RFC 4180 quoting), Spanish header row first, decimal commas' } },
               },
             },
             400: { description: 'Invalid `from`, `to` or `format`; `from` after `to`', content: { 'application/json': { schema: JSON.parse(JSON.stringify(ErrorBody)) } } },

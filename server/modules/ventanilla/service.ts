@@ -718,6 +718,12 @@ export async function liveQueue(database: Database, companyId: number): Promise<
  * Per company-zone day (of the ticket's creation) and service: tickets issued, served (finished) and no-show;
  * wait is first call − created, service time is finish − last call; seconds rounded to whole numbers, null without data.
  */
+/**
+ * Waiting-room figures per day (the company's zone, the day the tickets were taken) and service. A transferred
+ * ticket counts where each thing happened: it was issued, and waited until its first call, under the service it
+ * was taken for (`issued_service_id`); it was served, or missed, and its service time counts, under the service
+ * that had it last (`service_id`). Tickets from before `issued_service_id` existed count under their service.
+ */
 export async function stats(database: Database, tx: Tx, caller: Caller, from: string, to: string) {
   const rows = await database.rows<{
     date: string
@@ -732,22 +738,27 @@ export async function stats(database: Database, tx: Tx, caller: Caller, from: st
   }>(
     sql`with tz as (select timezone from companies where id = ${caller.companyId}),
         t as (
-          select (tk.created_at at time zone (select timezone from tz))::date as day, tk.service_id, tk.status,
+          select (tk.created_at at time zone (select timezone from tz))::date as day,
+                 coalesce(tk.issued_service_id, tk.service_id) as issued_service, tk.service_id as last_service, tk.status,
                  extract(epoch from tk.first_called_at - tk.created_at) as wait_s,
                  case when tk.status = 'finished' then extract(epoch from tk.finished_at - tk.called_at) end as service_s
           from ventanilla_tickets tk
           where tk.company_id = ${caller.companyId}
             and tk.created_at >= (${from}::date)::timestamp at time zone (select timezone from tz)
             and tk.created_at < ((${to}::date) + 1)::timestamp at time zone (select timezone from tz)
+        ),
+        counted as (
+          select day, issued_service as service_id, 1 as issued, 0 as served, 0 as no_show, wait_s, null::numeric as service_s from t
+          union all
+          select day, last_service, 0, (status = 'finished')::int, (status = 'no_show')::int, null, service_s from t
         )
         select to_char(day, 'YYYY-MM-DD') as date, service_id,
-               (select s.name from ventanilla_services s where s.id = t.service_id) as service_name, count(*)::int as issued,
-               (count(*) filter (where status = 'finished'))::int as served,
-               (count(*) filter (where status = 'no_show'))::int as no_show,
+               (select s.name from ventanilla_services s where s.id = counted.service_id) as service_name,
+               sum(issued)::int as issued, sum(served)::int as served, sum(no_show)::int as no_show,
                round(avg(wait_s))::float8 as avg_wait_s,
                round((percentile_cont(0.9) within group (order by wait_s))::numeric)::float8 as p90_wait_s,
                round(avg(service_s))::float8 as avg_service_s
-        from t group by day, service_id order by day, service_id`,
+        from counted group by day, service_id order by day, service_id`,
     tx,
   )
   return rows.map((r) => ({
@@ -765,16 +776,35 @@ export async function stats(database: Database, tx: Tx, caller: Caller, from: st
 
 export type StatsRow = Awaited<ReturnType<typeof stats>>[number]
 
-const STATS_COLUMNS = ['date', 'service_id', 'service_name', 'issued', 'served', 'no_show', 'avg_wait_s', 'p90_wait_s', 'avg_service_s'] as const
+/** The columns of the stats CSV, in the JSON order, under the headings an es-AR spreadsheet user reads. */
+const STATS_COLUMNS: [keyof StatsRow, string][] = [
+  ['date', 'Fecha'],
+  ['service_id', 'N.º de servicio'],
+  ['service_name', 'Servicio'],
+  ['issued', 'Emitidos'],
+  ['served', 'Atendidos'],
+  ['no_show', 'No se presentaron'],
+  ['avg_wait_s', 'Espera promedio (s)'],
+  ['p90_wait_s', 'Espera p90 (s)'],
+  ['avg_service_s', 'Atención promedio (s)'],
+]
 
-/** The stats rows as RFC 4180 CSV with a header line; empty cells for nulls, the service name kept from running as a formula. */
+/** A cell as an es-AR spreadsheet reads it: dates dd/mm/aaaa, a decimal comma, free text kept from running as a formula. */
+function statsCell(column: keyof StatsRow, value: StatsRow[keyof StatsRow]): string {
+  if (value == null) return ''
+  if (column === 'service_name') return safeText(String(value))
+  if (column === 'date') return String(value).split('-').reverse().join('/')
+  return String(value).replace('.', ',')
+}
+
+/**
+ * The stats rows as a CSV an es-AR spreadsheet opens as it is (contract §16 asks only for the same rows): a UTF-8
+ * byte order mark, `;` between fields (the comma is the decimal separator there), Spanish headings, dates dd/mm/aaaa,
+ * decimal commas, CRLF after every record, empty cells for nulls.
+ */
 export function statsCsv(rows: StatsRow[]): string {
-  return (
-    csvRecord([...STATS_COLUMNS]) +
-    rows
-      .map((r) => csvRecord(STATS_COLUMNS.map((c) => (c === 'service_name' ? safeText(r[c]) : r[c] == null ? '' : String(r[c])))))
-      .join('')
-  )
+  const record = (fields: string[]) => csvRecord(fields, ';')
+  return '\ufeff' + record(STATS_COLUMNS.map(([, heading]) => heading)) + rows.map((r) => record(STATS_COLUMNS.map(([c]) => statsCell(c, r[c])))).join('')
 }
 
 /** Today in the company's zone, the default of both ends of the stats range. */
