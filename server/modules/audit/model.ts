@@ -19,7 +19,7 @@ const bound = (which: 'from' | 'to') =>
 const action = (description?: string) =>
   t.Union([t.Literal('create'), t.Literal('update'), t.Literal('cancel'), t.Literal('revert'), t.Literal('delete')], { description })
 const channel = (description?: string) =>
-  t.Union([t.Literal('messaging'), t.Literal('twin'), t.Literal('cli'), t.Literal('setup'), t.Literal('dashboard')], { description })
+  t.Union([t.Literal('messaging'), t.Literal('twin'), t.Literal('cli'), t.Literal('setup'), t.Literal('dispenser'), t.Literal('dashboard')], { description })
 
 const actor = t.Object(
   {
@@ -42,9 +42,9 @@ const entry = t.Object({
   action: action(),
   raw_action: t.Union([t.Literal('INSERT'), t.Literal('UPDATE'), t.Literal('DELETE')]),
   actor,
-  channel: t.Union([t.String(), t.Null()], { description: '`messaging` or `twin` for rows of operations made by a tool run (and their transactions); `cli` for changes made with the operator CLI (`bun run admin`), `setup` for the first-run setup; else null' }),
+  channel: t.Union([t.String(), t.Null()], { description: '`messaging` or `twin` for rows of operations made by a tool run (and their transactions); `cli` for changes made with the operator CLI (`bun run admin`), `setup` for the first-run setup, `dispenser` for tickets taken at a dispenser; else null' }),
   channel_detail: t.Record(t.String(), t.Any(), {
-    description: '`{ requested_by: { contact_id, phone, employee { id, name }, client { id, name } } }` for tool-run rows; `{}` otherwise.',
+    description: '`{ requested_by: { contact_id, phone, employee { id, name }, client { id, name } } }` for tool-run rows; `{ dispenser: { id, name } }` for a dispenser\'s; `{}` otherwise.',
   }),
   timestamp: DateTime,
   before: snapshot,

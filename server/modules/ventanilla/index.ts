@@ -443,7 +443,7 @@ const DispenserParams = t.Object({ token: t.String({ description: 'Dispenser tok
 const dispenserRoutes = (app: AppContext) => {
   // Checked once per request; the ticket route asks in its parse stage, so an unknown dispenser is answered
   // before its body is read.
-  const checked = new WeakMap<Request, Promise<{ tokenId: number; companyId: number }>>()
+  const checked = new WeakMap<Request, Promise<{ tokenId: number; companyId: number; name: string }>>()
   const dispenserOf = (request: Request, token: string) => {
     let target = checked.get(request)
     if (!target) {
@@ -476,7 +476,12 @@ const dispenserRoutes = (app: AppContext) => {
         return claimOnce(
           app,
           target.companyId,
-          (fn) => tenantTx(app, publicCaller(target.companyId), 'write', fn),
+          // The audit trail names the dispenser, as the actor a person would recognise.
+          (fn) =>
+            tenantTx(app, publicCaller(target.companyId), 'write', fn, {
+              channel: 'dispenser',
+              channelDetail: { dispenser: { id: target.tokenId, name: target.name } },
+            }),
           { key: headers['idempotency-key'], method: 'POST', path, fingerprint: body },
           set,
           (tx) => dispenseTicket(tx, target, body, app.clock()),

@@ -845,13 +845,14 @@ export async function revokeDispenserToken(tx: Tx, caller: Caller, id: number, n
 }
 
 /** A live dispenser token of a company whose module is on; anything else looks the same as unknown. */
-export async function resolveDispenser(db: Executor, raw: string): Promise<{ tokenId: number; companyId: number } | null> {
+export async function resolveDispenser(db: Executor, raw: string): Promise<{ tokenId: number; companyId: number; name: string } | null> {
   const prefix = credentialPrefix(DISPENSER_KIND, raw)
   if (!prefix) return null
   const [row] = await db
     .select({
       id: ventanillaDispenserTokens.id,
       companyId: ventanillaDispenserTokens.companyId,
+      name: ventanillaDispenserTokens.name,
       hash: ventanillaDispenserTokens.tokenHash,
       revokedAt: ventanillaDispenserTokens.revokedAt,
       enabled: companies.ventanillaEnabled,
@@ -860,7 +861,7 @@ export async function resolveDispenser(db: Executor, raw: string): Promise<{ tok
     .innerJoin(companies, eq(companies.id, ventanillaDispenserTokens.companyId))
     .where(eq(ventanillaDispenserTokens.prefix, prefix))
   if (!row || !sameDigest(sha256(raw), row.hash) || row.revokedAt || !row.enabled) return null
-  return { tokenId: row.id, companyId: row.companyId }
+  return { tokenId: row.id, companyId: row.companyId, name: row.name }
 }
 
 /** What a dispenser shows: the company, the services to take a ticket for, and whether priority tickets exist. */
