@@ -25,6 +25,7 @@ export default defineConfig({
         dispenser: resolve(import.meta.dirname, 'dispenser.html'),
         manage: resolve(import.meta.dirname, 'manage.html'),
         setup: resolve(import.meta.dirname, 'setup.html'),
+        'setup-done': resolve(import.meta.dirname, 'setup-done.html'),
       },
     },
   },
