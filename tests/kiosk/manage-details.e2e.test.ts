@@ -93,7 +93,6 @@ describe('the manager app, read by a newcomer', () => {
     expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('rate-currency')
     expect(await page.getByTestId('rate-currency').last().evaluate((el) => el === document.activeElement)).toBe(true)
     await page.keyboard.type('ARS')
-    await picture('rates')
   })
 
   test('Servicios: a long name reads whole, nothing cut or scrolled', async () => {
@@ -125,6 +124,22 @@ describe('the manager app, read by a newcomer', () => {
         .map((row) => row.querySelector('td')?.textContent)
     })
     expect(shown).toEqual(CURRENCIES)
+  })
+
+  test('an old or used setup link opens a page in Spanish that leads to the manager app', async () => {
+    const old = await chromium.context.newPage()
+    try {
+      const answer = await old.goto(`${scene.server.base}/setup#${'x'.repeat(43)}`)
+      expect(answer?.status()).toBe(404)
+      await old.getByRole('heading', { name: 'Este servicio ya está configurado' }).waitFor({ timeout: SLOW })
+      if (PICTURES) await old.screenshot({ path: join(PICTURES, `setup-used-link-1366x768-${STAGE}.png`) })
+      expect(await old.locator('body').innerText()).not.toContain('NOT_FOUND')
+      await old.getByRole('link', { name: 'Ir al panel de gestión' }).click()
+      // Signed in already in this browser: the link lands in the app itself.
+      await old.getByTestId('rates-section').waitFor({ timeout: SLOW })
+    } finally {
+      await old.close()
+    }
   })
 
   test('Monitor: a service with nobody waiting says so, without a number in front', async () => {
