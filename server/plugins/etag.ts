@@ -60,9 +60,8 @@ async function moneyAsStrings(responseValue: unknown, set: { status?: number | s
 
 /**
  * `ETag` on every 200 JSON answer of a GET or HEAD (whose body the framework measures and drops), and 304 with no
- * body when `If-None-Match` holds it: the answer is
- * serialised once here (instead of by the framework) and its digest compared, so a poller that sends the tag back
- * gets 304 exactly while nothing in the answer changed. Streams, files and downloads pass through untouched.
+ * body when `If-None-Match` holds it: the answer is serialised once here (instead of by the framework) and its
+ * digest compared, so a poller that sends the tag back gets 304 exactly while nothing in the answer changed. Streams, files and downloads pass through untouched.
  * Money is written as the request asked (`Accept: application/json; money=string`, server/lib/money.ts), here for
  * every JSON answer, so the tag is that of the bytes this caller gets.
  */
