@@ -27,6 +27,7 @@ import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
 import { sessionsModule } from './modules/sessions'
 import { webhooksModule } from './modules/webhooks'
+import { webhookDocument } from './modules/webhooks/model'
 import { setupModule } from './modules/setup'
 import { companyModule } from './modules/company'
 import { exchangesModule } from './modules/exchanges'
@@ -61,8 +62,9 @@ export function createApp(app: AppContext) {
         refused: telemetry && ((limit) => telemetry.rateLimited.inc({ limit })),
       }),
     )
-    .use(docs(app.config.publicBaseUrl))
+    // Before the docs, so the OpenAPI document is tagged like every other JSON answer.
     .use(etag())
+    .use(docs(app.config.publicBaseUrl, webhookDocument()))
     .use(monitoringModule(app))
     .use(superadmin(app))
     .use(setupModule(app))

@@ -50,7 +50,8 @@ export function checkOrigin(request: Request, publicBaseUrl: string) {
 }
 
 export interface SessionCaller extends Caller {
-  session: { id: number; expiresAt: Date }
+  /** The session, and the company it was opened in as the apps show it (its name, and its time zone for dates). */
+  session: { id: number; expiresAt: Date; company: { name: string; timezone: string } }
 }
 
 const lookups = new WeakMap<object, ReturnType<typeof sessionLookup>>()
@@ -68,6 +69,8 @@ function sessionLookup(db: Db) {
       clientIds: employees.clientIds,
       mesas: companies.mesasEnabled,
       ventanilla: companies.ventanillaEnabled,
+      companyName: companies.name,
+      timezone: companies.timezone,
     })
     .from(employeeSessions)
     .innerJoin(employees, and(eq(employees.id, employeeSessions.employeeId), isNull(employees.deletedAt)))
@@ -100,7 +103,7 @@ export async function authenticateSession(db: Db, token: string, now: Date): Pro
     keyId: 0,
     modules: { mesas: row.mesas, ventanilla: row.ventanilla },
     employee: { id: row.employeeId, email: row.email, name: row.name, permissions: row.permissions ?? [], clientIds: row.clientIds ?? [] },
-    session: { id: row.id, expiresAt: row.expiresAt },
+    session: { id: row.id, expiresAt: row.expiresAt, company: { name: row.companyName, timezone: row.timezone } },
   }
 }
 
@@ -152,11 +155,15 @@ export async function signIn(app: AppContext, input: { company_id: number; email
     modules: { mesas: false, ventanilla: false },
     employee: { id: row.id, email: row.email, name: row.name, permissions: employee.permissions, clientIds: employee.client_ids },
   }
-  const { token, expiresAt } = await tenantTx(app, caller, 'write', (tx) => openSession(tx, input.company_id, row.id, now))
+  const { token, expiresAt, company } = await tenantTx(app, caller, 'write', async (tx) => {
+    const [company] = await tx.select({ name: companies.name, timezone: companies.timezone }).from(companies).where(eq(companies.id, input.company_id))
+    return { ...(await openSession(tx, input.company_id, row.id, now)), company }
+  })
   return {
     token,
     session: {
       employee,
+      company: { id: input.company_id, name: company.name, timezone: company.timezone },
       expires_at: expiresAt.toISOString(),
     },
   }

@@ -169,8 +169,15 @@ export interface RateLimitOptions {
   refused?: (limit: 'credential' | 'address') => void
 }
 
-/** The policy as the RateLimit fields name it (draft-ietf-httpapi-ratelimit-headers-09 and later). */
+/** The policies as the RateLimit fields name them (draft-ietf-httpapi-ratelimit-headers-09 and later). */
 export const KEY_POLICY = 'per-credential'
+export const ADDRESS_POLICY = 'per-address'
+
+/** The current draft's two fields: the policy (a burst of q, refilled over w seconds) and what is left of it. */
+function draftHeaders(policy: string, v: Verdict): Record<string, string> {
+  const reset = v.ok ? v.reset : v.retryAfter
+  return { 'ratelimit-policy': `"${policy}";q=${v.limit};w=60`, ratelimit: `"${policy}";r=${v.ok ? v.remaining : 0};t=${reset}` }
+}
 
 /**
  * Budget headers of an answer. `RateLimit-Policy` (`"per-credential";q=6000;w=60`: a burst of q, refilled over w
@@ -179,21 +186,19 @@ export const KEY_POLICY = 'per-credential'
  * refusal the reset is the wait Retry-After names, so every field agrees on when to come back.
  */
 export function budgetHeaders(policy: string, v: Verdict): Record<string, string> {
-  const reset = v.ok ? v.reset : v.retryAfter
-  const remaining = v.ok ? v.remaining : 0
   return {
-    'ratelimit-policy': `"${policy}";q=${v.limit};w=60`,
-    ratelimit: `"${policy}";r=${remaining};t=${reset}`,
+    ...draftHeaders(policy, v),
     'ratelimit-limit': String(v.limit),
-    'ratelimit-remaining': String(remaining),
-    'ratelimit-reset': String(reset),
+    'ratelimit-remaining': String(v.ok ? v.remaining : 0),
+    'ratelimit-reset': String(v.ok ? v.reset : v.retryAfter),
   }
 }
 
 /**
  * Token buckets per credential (keyed by its public prefix, never the secret) or, without one, per client address:
  * a burst up to the per-minute figure, refilled continuously, counted in `store`. Answers to a credential carry the
- * budget headers (`budgetHeaders`); a refusal is 429 RATE_LIMITED with Retry-After.
+ * budget headers (`budgetHeaders`), answers without one the address's (`draftHeaders`); a refusal is 429
+ * RATE_LIMITED with Retry-After.
  */
 export function rateLimit(limits: RateLimits, opts: RateLimitOptions) {
   const take = limiter(opts.store, opts.clock)
@@ -212,11 +217,13 @@ export function rateLimit(limits: RateLimits, opts: RateLimitOptions) {
     } else if (limits.perIp > 0) {
       const forwarded = opts.trustProxy ? request.headers.get('x-forwarded-for')?.split(',').pop()?.trim() : undefined
       v = await take(`ip:${forwarded || server?.requestIP(request)?.address || 'unknown'}`, limits.perIp)
+      // The address's budget is new: it is told in the current draft's fields only.
+      Object.assign(set.headers, draftHeaders(ADDRESS_POLICY, v))
     }
     if (v && !v.ok) {
       opts.refused?.(credential ? 'credential' : 'address')
       const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(v.retryAfter) }
-      if (credential) Object.assign(headers, budgetHeaders(KEY_POLICY, v))
+      Object.assign(headers, credential ? budgetHeaders(KEY_POLICY, v) : draftHeaders(ADDRESS_POLICY, v))
       return new Response(JSON.stringify({ error: 'Too many requests; retry later', code: 'RATE_LIMITED' }), { status: 429, headers })
     }
   })

@@ -86,7 +86,7 @@ export const attachmentsModule = (app: AppContext) =>
               summary: 'Attach a file to an operation (multipart field `file`)',
               description:
                 'Accepts `Idempotency-Key` (1–255 characters): the same key with the same file bytes, name and type within 24 h answers the first upload again; different bytes under the same key are 409 `IDEMPOTENCY_KEY_REUSED`.',
-              requestBody: AttachmentModel.uploadBody,
+              requestBody: AttachmentModel.uploadBody(app.config.maxUploadBytes),
             },
           },
         )

@@ -106,7 +106,7 @@ export const ClientModel = {
   tagCreate: t.Object(
     {
       name: t.String({ minLength: 1, maxLength: 100 }),
-      color: t.String({ pattern: '^#[0-9A-Fa-f]{6}$', description: 'Hex color #RRGGBB' }),
+      color: t.String({ pattern: '^#[0-9A-Fa-f]{6}$', maxLength: 7, description: 'Hex color #RRGGBB' }),
     },
     { additionalProperties: false },
   ),

@@ -25,6 +25,7 @@ const sessionDto = (caller: SessionCaller) => ({
     permissions: caller.employee!.permissions,
     client_ids: caller.employee!.clientIds,
   },
+  company: { id: caller.companyId, ...caller.session.company },
   expires_at: caller.session.expiresAt.toISOString(),
 })
 
@@ -83,7 +84,7 @@ export const sessionsModule = (app: AppContext) => {
         detail: {
           tags: [TAG],
           summary: 'The signed-in employee',
-          description: 'With the session cookie: the employee and when the session ends. Without one (or with only an API key) → 401 `UNAUTHORIZED`.',
+          description: 'With the session cookie: the employee, the company (its name and time zone, for the apps\' dates) and when the session ends. Without one (or with only an API key) → 401 `UNAUTHORIZED`.',
         },
       })
       .delete(
