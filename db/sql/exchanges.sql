@@ -37,7 +37,7 @@ END
 $$;
 
 -- An exchange's own rows, once its operation is in (createOperation's attach): the exchange, then the next receipt
--- number of the company's point (docs/architecture.md, "Receipt numbers"), then the receipt. The counter row is bumped
+-- number of the company's point (docs/architecture.md, "Receipt numbers") and the receipt. The counter row is bumped
 -- by this transaction and stays locked until it ends: a concurrent exchange of the same point waits for it, and a
 -- rollback takes the bump back, so numbers have neither gaps nor repeats. Answers the receipt's sequence and issue
 -- time, and the balance of the account that pays out (after the operation's own legs when it was created completed).
@@ -57,6 +57,8 @@ BEGIN
   INSERT INTO exchanges (company_id, operation_id, side, currency, amount, rate, rate_source, local_currency, local_amount, commission,
                          caja_id, client_id, ticket_id)
   VALUES (company, op, side, currency, amount, rate, rate_source, local_currency, local_amount, commission, caja, customer, ticket);
+  SELECT a.balance INTO payout FROM accounts a WHERE a.id = payout_account;
+  -- Last: from here to its commit the exchange holds its point's counter, and every other exchange of it waits.
   INSERT INTO receipt_counters AS rc (company_id, point, last_seq) VALUES (company, point, 1)
     ON CONFLICT ON CONSTRAINT receipt_counters_company_id_point_pk DO UPDATE SET last_seq = rc.last_seq + 1
     RETURNING rc.last_seq INTO next_seq;
@@ -64,7 +66,6 @@ BEGIN
                         customer_name, document_type, document_number, document_country)
   VALUES (company, op, point, next_seq, legal_name, tax_id, address, license, customer_name, doc_type, doc_number, doc_country)
   RETURNING receipts.issued_at INTO issued;
-  SELECT a.balance INTO payout FROM accounts a WHERE a.id = payout_account;
   RETURN json_build_object('seq', next_seq, 'issued_at', to_char(issued AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                            'payout_balance', payout::text);
 END

@@ -1,7 +1,8 @@
 /**
- * The operator CLI: `bun run admin <command>` on the server's machine, against the server's own database
- * (DATABASE_URL, else the embedded one under DATA_DIR), whether the server runs or not. Every change is one
- * transaction audited with channel `cli`; bad arguments print the usage and exit 2 before the database is opened.
+ * The operator CLI: `npm run admin -- <command>` (or `bun run admin <command>` where Bun is installed) on the
+ * server's machine, against the server's own database (DATABASE_URL, else the embedded one under DATA_DIR), whether
+ * the server runs or not. Every change is one transaction audited with channel `cli`; bad arguments print the usage
+ * and exit 2 before the database is opened; `--help` prints it and exits 0.
  */
 import { userInfo } from 'node:os'
 import { join } from 'node:path'
@@ -16,7 +17,7 @@ import { validTimezone } from '../lib/time'
 import { companyById, createCompanyRecord, createOwner, createStarterSet, generatePassword, MODULES, resetPassword, setModules, type ModuleName } from '../modules/setup/service'
 import { record } from '../modules/webhooks/outbox'
 
-export const USAGE = `Usage: bun run admin <command>
+export const USAGE = `Usage: npm run admin -- <command>    (or, where Bun is installed: bun run admin <command>)
 
   company create --name NAME [--timezone ZONE] [--modules mesas,ventanilla] [--starter]
       Creates a company; prints its id and a new company key (shown only once). --starter adds the
@@ -32,6 +33,7 @@ export const USAGE = `Usage: bun run admin <command>
       Gives an employee a new generated password (shown only once) and ends their sessions.
 
 Uses DATABASE_URL, or the embedded database under DATA_DIR (default ./data), as the server does.
+--help (or -h, or help) prints this and exits 0.
 Exit codes: 0 done, 1 refused or failed (nothing written), 2 bad arguments (nothing written).`
 
 /** A wrong command line: the usage is printed with it, and nothing is opened or written. */
@@ -193,6 +195,11 @@ export async function runCommand(database: Database, command: Command, now = new
 
 /** The whole CLI: answers the exit code; writes to the given streams. */
 export async function main(argv: string[], out = (s: string) => console.log(s), err = (s: string) => console.error(s)): Promise<number> {
+  // Asked for, the usage is the answer and goes to stdout; only a mistake is an error.
+  if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
+    out(USAGE)
+    return 0
+  }
   let command: Command
   try {
     command = parseCommand(argv)

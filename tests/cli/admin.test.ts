@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
@@ -54,7 +54,7 @@ pg('bun run admin on Postgres', () => {
     ]) {
       const r = await admin(args, env())
       expect([args.join(' '), r.code]).toEqual([args.join(' '), 2])
-      expect(r.err).toContain('Usage: bun run admin <command>')
+      expect(r.err).toContain('Usage: npm run admin -- <command>')
       expect(r.err).toMatch(/^Error: \S/)
       expect(r.out).toBe('')
     }
@@ -194,5 +194,54 @@ describe('bun run admin on the embedded database', () => {
       again.proc.kill('SIGTERM')
       await again.proc.exited
     }
+  }, 240_000)
+})
+
+/**
+ * `npm run admin -- …` exactly as the README types it, with a PATH of node, npm and sh alone (a directory of links to
+ * them): what a machine with a fresh clone has after `npm ci`, no runtime installed. npm puts node_modules/.bin (the
+ * project's own bun) on the script's PATH.
+ */
+const FRESH_PATH = mkdtempSync(join(tmpdir(), 'fos-cli-path-'))
+for (const tool of ['npm', 'node', 'sh']) symlinkSync(Bun.which(tool)!, join(FRESH_PATH, tool))
+afterAll(() => rmSync(FRESH_PATH, { recursive: true, force: true }))
+
+async function npmAdmin(args: string[], dataDir: string) {
+  const base = serverEnv(0, { dataDir })
+  const proc = Bun.spawn(['npm', 'run', 'admin', '--', ...args], { cwd: ROOT, env: { ...base, PATH: FRESH_PATH }, stdout: 'pipe', stderr: 'pipe' })
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { out, err, code }
+}
+
+describe('npm run admin as the README types it', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fos-cli-npm-'))
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+  test('--help prints the usage with exit 0; a wrong command is still exit 2', async () => {
+    for (const flag of ['--help', '-h', 'help']) {
+      const help = await npmAdmin([flag], dataDir)
+      expect([flag, help.code]).toEqual([flag, 0])
+      expect(help.out).toContain('Usage: npm run admin -- <command>')
+      expect(help.out).toContain('owner create COMPANY_ID --email EMAIL --name NAME')
+    }
+    const wrong = await npmAdmin(['company'], dataDir)
+    expect(wrong.code).toBe(2)
+    expect(wrong.err).toContain('Error: unknown command "company"')
+    expect(wrong.err).toContain('Usage: npm run admin -- <command>')
+  }, 120_000)
+
+  test("the README's example with the id the previous command printed: the owner lands in that company", async () => {
+    // A company made earlier, so the new one is not number 1: the example must use the number printed, not 1.
+    expect((await npmAdmin(['company', 'create', '--name', 'Otra casa'], dataDir)).code).toBe(0)
+    const made = await npmAdmin(['company', 'create', '--name', 'Cambios del Sur', '--modules', 'ventanilla'], dataDir)
+    expect(made.code).toBe(0)
+    const id = /^company_id: (\d+)$/m.exec(made.out)![1]
+    expect(id).toBe('2')
+    const owner = await npmAdmin(['owner', 'create', id, '--email', 'marta@sur.example', '--name', 'Marta Gómez'], dataDir)
+    expect(owner.code).toBe(0)
+    expect(owner.out).toMatch(new RegExp(`^Owner \\d+ created: Marta Gómez <marta@sur.example> in company ${id}$`, 'm'))
+    const reset = await npmAdmin(['password', 'reset', id, '--email', 'marta@sur.example'], dataDir)
+    expect(reset.code).toBe(0)
+    expect(reset.out).toContain(`New password for marta@sur.example in company ${id} (shown only now): `)
   }, 240_000)
 })

@@ -70,6 +70,9 @@ describe('the manager app', () => {
       'Estadísticas',
       'Operaciones',
       'Posición de caja',
+      'Clientes y cajas',
+      'Etiquetas',
+      'Tipos',
       'Nueva operación',
       'Resultado',
       'Mesas',
@@ -77,6 +80,7 @@ describe('the manager app', () => {
       'Herramientas del bot',
       'Integraciones',
       'Auditoría',
+      'Empresa',
     ])
     expect(await axeViolations(page)).toEqual([])
   }, 60_000)
@@ -279,6 +283,7 @@ describe('the manager app', () => {
   test('Personal: a cashier made here with a password signs in at /staff, sees no manager section and gets 403 from their routes', async () => {
     await section('personal', 'staff-section')
     expect(await page.getByTestId('console-link').textContent()).toBe(`${server.base}/staff?empresa=${companyId}`)
+    expect(await page.getByTestId('manage-link').textContent()).toBe(`${server.base}/manage?empresa=${companyId}`)
     const form = page.getByTestId('employee-create')
     const cashier = `cajero.${process.pid}@manage-e2e.test`
     await form.locator('input[name=name]').fill('Pablo Gómez')

@@ -3,6 +3,7 @@ import { createSignal, For, lazy, Match, onMount, Show, Switch, type Component }
 import { api, ApiFailure, explain, type Session } from './api'
 import { companyId, notice, rememberCompany, session, setNotice, setSession } from './session'
 import { SECTIONS } from './sections'
+import { linkFor } from '../company'
 import { Rates } from './Rates'
 import { Display } from './Display'
 import { Services } from './Services'
@@ -13,6 +14,11 @@ import { OperationPage, Operations } from './Operations'
 import { Position } from './Position'
 import { Audit } from './Audit'
 import { NewOperation } from './NewOperation'
+import { ClientNew, Clients } from './Clients'
+import { ClientPage } from './ClientPage'
+import { Tags } from './Tags'
+import { Types } from './Types'
+import { Company, CompanyBadge } from './Company'
 
 // Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
 const Stats = lazy(() => import('./Stats').then((m) => ({ default: m.Stats })))
@@ -117,6 +123,7 @@ function Shell(props: RouteSectionProps) {
                 Saltar al contenido
               </a>
               <span class="brand">Administración</span>
+              <CompanyBadge />
               <nav aria-label="Secciones" data-testid="nav">
                 <For each={allowed()}>
                   {(section) => (
@@ -161,7 +168,7 @@ function NoAccess() {
         dueño de la cuenta que se los asigne.
       </p>
       <p>
-        Si atiende en ventanilla, use la <a href={`/staff${companyId() ? `?empresa=${encodeURIComponent(companyId())}` : ''}`}>consola de atención</a>.
+        Si atiende en ventanilla, use la <a href={linkFor('/staff', companyId())}>consola de atención</a>.
       </p>
     </section>
   )
@@ -202,6 +209,12 @@ export function App() {
       <Route path="/herramientas" component={guarded('/herramientas', Tools)} />
       <Route path="/integraciones" component={guarded('/integraciones', Integrations)} />
       <Route path="/posicion" component={guarded('/posicion', Position)} />
+      <Route path="/clientes" component={guarded('/clientes', Clients)} />
+      <Route path="/clientes/nuevo" component={guarded('/clientes', ClientNew)} />
+      <Route path="/clientes/:id" component={guarded('/clientes', ClientPage)} />
+      <Route path="/etiquetas" component={guarded('/etiquetas', Tags)} />
+      <Route path="/tipos" component={guarded('/tipos', Types)} />
+      <Route path="/empresa" component={guarded('/empresa', Company)} />
       <Route path="/cotizaciones" component={guarded('/cotizaciones', Rates)} />
       <Route path="/pantalla" component={guarded('/pantalla', Display)} />
       <Route path="/servicios" component={guarded('/servicios', Services)} />

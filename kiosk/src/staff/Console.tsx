@@ -1,4 +1,5 @@
 import { createMemo, createSignal, For, type JSX, Match, onCleanup, onMount, Show, Switch, untrack } from 'solid-js'
+import { lastCompany, rememberCompany } from '../company'
 import { createSSE } from '../sse'
 import { clipName, NAME_MAX, nameToSend } from '../names'
 import { api, ApiFailure, explain, type QueueService, type Serving, type Session, type Ticket } from './api'
@@ -7,7 +8,6 @@ import { ExchangePanel } from './Exchange'
 import type { Side } from '../exchange'
 
 const STORE = {
-  company: 'fos.staff.company',
   desk: 'fos.staff.desk',
   services: 'fos.staff.services',
   current: 'fos.staff.current',
@@ -61,7 +61,7 @@ function fieldProblem(field: Field, value: string, input?: HTMLInputElement): st
 export function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void; title?: string }) {
   const params = new URLSearchParams(location.search)
   const values = {
-    company: createSignal(params.get('empresa') ?? String(load<number | string>(STORE.company, ''))),
+    company: createSignal(params.get('empresa') ?? lastCompany()),
     email: createSignal(''),
     password: createSignal(''),
   }
@@ -92,7 +92,7 @@ export function SignIn(props: { notice: string | null; onSignedIn: (s: Session) 
         email: values.email[0]().trim(),
         password: values.password[0](),
       })
-      save(STORE.company, Number(values.company[0]().trim()))
+      rememberCompany(values.company[0]().trim())
       props.onSignedIn(session)
     } catch (err) {
       setError(err instanceof ApiFailure && err.code === 'UNAUTHORIZED' ? 'Correo o contraseña incorrectos.' : explain(err))

@@ -33,7 +33,7 @@ export const DocumentModel = {
       number: t.String({ description: 'Normalised: letters and digits only, upper case' }),
       country: t.String({ description: 'ISO 3166-1 alpha-2' }),
     },
-    { $id: 'Document' },
+    { description: 'An identity document' },
   ),
 }
 

@@ -73,7 +73,8 @@ export const exchangesModule = (app: AppContext) =>
               description: 'The receipt: JSON by default, PDF with `format=pdf`',
               headers: { 'Content-Disposition': { description: 'PDF only: `inline; filename="boleto-<number>.pdf"`', schema: { type: 'string' } } },
               content: {
-                'application/json': { schema: schemaOf(ExchangeModel.receipt) },
+                // The component the create's answer registers (a copy here would be a second schema of that name).
+                'application/json': { schema: { $ref: '#/components/schemas/Receipt' } },
                 'application/pdf': { schema: { type: 'string', format: 'binary', description: 'The receipt for an 80 mm roll printer' } },
               },
             },

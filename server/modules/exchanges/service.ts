@@ -31,7 +31,7 @@ const MAX_DECIMALS = 6
  * from zero to that many, and what rounds to zero is refused).
  */
 function positive(value: unknown, field: string, opts: { decimals: number; round?: boolean }): Dec {
-  const text = isExactMoney(value) ? value.rawJSON : typeof value === 'number' ? String(value) : String(value)
+  const text = isExactMoney(value) ? value.rawJSON : String(value)
   let d: Dec
   try {
     d = new Exact(text)

@@ -462,7 +462,8 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
 /**
  * Rows that belong with one operation being created (an exchange and its receipt), written once the operation's own
  * rows are in and its balances moved, and before it is announced; what it answers joins the operation as its GET
- * shows it, in the create's answer and in the event alike.
+ * shows it, in the create's answer and in the event alike. Its first statement must be sent before it first awaits
+ * anything else (the announcement is sent right behind it).
  */
 export type Attach = (tx: Tx, created: OperationDto) => Promise<Partial<OperationDto>>
 
@@ -475,7 +476,20 @@ async function announceCreated(tx: Tx, companyId: number, ops: InsertedOperation
     transactions: (byOp.get(op.id) ?? []).map((t) => ({ ...t, amount: toJson(t.amount), status: t.status as 'pending' | 'completed' | 'cancelled' })),
     attachments: [],
   }))
-  if (attach) Object.assign(created[0], await attach(tx, created[0]))
+  if (attach) {
+    // The attached rows' statement goes out first and the announcement right behind it, one round trip for both (the
+    // connection runs statements in the order sent): the event renders the operation in SQL, so it already shows what
+    // was attached, and rows locked by the attach (a receipt counter) wait on no round trip of the server's before the
+    // commit. Both are settled before anything is thrown.
+    const [attached, announced] = await Promise.allSettled([
+      attach(tx, created[0]),
+      announceAll(tx, [{ type: 'operation.created', companyId, object: { kind: 'operation', id: created[0].id }, renderSql: operationJson, facts: createdOrigin }]),
+    ])
+    if (attached.status === 'rejected') throw attached.reason
+    if (announced.status === 'rejected') throw announced.reason
+    Object.assign(created[0], attached.value)
+    return created
+  }
   await announceAll(tx, created.map((dto) => operationEvent('operation.created', companyId, dto.id, dto)))
   return created
 }
