@@ -333,9 +333,15 @@ export function ExchangePanel(props: {
       // The board may have changed since the panel opened: what the customer is told is what gets stored.
       if (manualRate() === null) {
         const shown = boardRate()
-        const fresh = (await loadBoard()).find((r) => r.currency === currency())
-        if (!fresh || !shown || !new Decimal(fresh[side()]).equals(shown)) {
-          setErrors({ rate: fresh ? `La cotización del cartel cambió a ${formatArs(fresh[side()])}: revise el total y confirme de nuevo.` : `${currency()} ya no está en el cartel.` })
+        const gone = currency()
+        const fresh = (await loadBoard()).find((r) => r.currency === gone)
+        if (!fresh) {
+          setCurrency(tradable()[0]?.currency ?? '')
+          setErrors({ currency: `${gone} ya no está en el cartel de cotizaciones: elija otra moneda.` })
+          return focusFirst({ currency: 'x' })
+        }
+        if (!shown || !new Decimal(fresh[side()]).equals(shown)) {
+          setErrors({ rate: `La cotización del cartel cambió a ${formatArs(fresh[side()])}: revise el total y confirme de nuevo.` })
           return
         }
       }
