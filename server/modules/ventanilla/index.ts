@@ -100,7 +100,7 @@ const staff = (app: AppContext) => {
       response: { 200: M.ratesRead },
       detail: doc(
         'The rates board',
-        'In board order, with when it was last replaced and by whom (`updated_by`: the employee\'s name, null for a key). Readable with `ventanilla.manage` or `ventanilla.call`: the counter console prefills its exchanges from it.',
+        'In board order, with when it was last replaced and by whom (`updated_by`: the employee\'s name, null for a key). The counter console (`ventanilla.call`) prefills its exchanges from it.',
       ),
     })
     .put('/rates', ({ run, body }) => run((tx, caller) => putRates(tx, caller, body, app.clock())), {
