@@ -24,6 +24,12 @@ export interface Database {
 
 const ROOT = join(import.meta.dir, '..')
 const MIGRATIONS = join(ROOT, 'db', 'migrations')
+/**
+ * The last migration this code ships, as the migrator records it (`created_at` of `drizzle.__drizzle_migrations` is
+ * the journal entry's `when`): a database that holds it holds every migration this code needs.
+ */
+export const LAST_MIGRATION: number = (JSON.parse(readFileSync(join(MIGRATIONS, 'meta', '_journal.json'), 'utf8')) as { entries: { when: number }[] }).entries.at(-1)!.when
+
 /** Any constant works; it only has to be the same for every process of this service. */
 const MIGRATION_LOCK = 727_401
 

@@ -145,6 +145,16 @@ async function scenario(cluster: HaCluster, receiver: ReturnType<typeof startRec
       await Bun.sleep(40)
     }
   }
+  // Readiness of one server process, asked directly (past HAProxy) every 100 ms: each change of its status, in order.
+  const readiness: number[] = []
+  const readinessPoll = (async () => {
+    while (running()) {
+      const status = await fetch(`${cluster.serverBases[0]}/health/ready`).then((r) => r.status, () => 0)
+      if (readiness.at(-1) !== status) readiness.push(status)
+      await Bun.sleep(100)
+    }
+  })()
+
   const killer = (async () => {
     await Bun.sleep(KILL_AT_MS)
     const primary = await cluster.control('primary')
@@ -181,6 +191,9 @@ async function scenario(cluster: HaCluster, receiver: ReturnType<typeof startRec
   })()
 
   const [killedNode] = await Promise.all([killer, ...writerKeys.map((k, i) => writer(k, i))])
+  await readinessPoll
+  console.log(`[failover] readiness of one process: ${readiness.join(' → ')}`)
+  expect([readiness[0], readiness.includes(503), readiness.at(-1)]).toEqual([200, true, 200])
   // From the moment the kill was started to the first acknowledged write sent after it had happened.
   const resumedAfterMs = Math.min(...acknowledgedAt.filter((t) => t > killedAt)) - killStarted
   // From the moment the survivor accepted writes to the first write acknowledged through the service after the kill.

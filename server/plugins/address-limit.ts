@@ -10,7 +10,7 @@ const held = new WeakMap<Request, () => void>()
  * is freed once the app has produced its answer, whichever hook produced it (a refusal before routing included),
  * or when the client went away, whichever comes first.
  */
-export function addressLimit(max: number) {
+export function addressLimit(max: number, refused?: () => void) {
   const slots = new Slots<string>(() => max)
   return new Elysia({ name: 'address-limit' })
     .wrap(((fetch: (...args: unknown[]) => Response | Promise<Response>, request: Request) =>
@@ -31,11 +31,13 @@ export function addressLimit(max: number) {
       const address = server?.requestIP(request)?.address
       if (!address) return
       const release = slots.take(address)
-      if (!release)
+      if (!release) {
+        refused?.()
         return new Response(JSON.stringify({ error: 'Too many requests in progress from this address', code: 'RATE_LIMITED' }), {
           status: 429,
           headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', connection: 'close' },
         })
+      }
       held.set(request, release)
       request.signal.addEventListener('abort', release, { once: true })
     })

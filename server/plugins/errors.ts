@@ -1,5 +1,6 @@
 import { Elysia, ValidationError } from 'elysia'
-import { overloaded } from '../lib/admission'
+import { Overloaded, overloaded } from '../lib/admission'
+import type { UnavailableCause } from '../infra/telemetry'
 import { ApiError } from '../lib/errors'
 import { requestId } from './request-log'
 import { isConnectionLost } from '../../db/client'
@@ -68,9 +69,10 @@ export function apiErrorResponse(error: ApiError): Response {
 
 /**
  * Turns every failure into `{ error, code, details? }` with the contract's status; nothing else leaves.
- * Unknown failures are logged with the request id and answered 500 INTERNAL_ERROR without a trace.
+ * Unknown failures are logged with the request id and answered 500 INTERNAL_ERROR without a trace. Every 503 is
+ * told to `unavailable` with its cause (the metrics' count of 503s by cause).
  */
-export const errors = (log: (entry: Record<string, unknown>) => void) =>
+export const errors = (log: (entry: Record<string, unknown>) => void, unavailable?: (cause: UnavailableCause) => void) =>
   new Elysia({ name: 'errors' })
     .error({ ApiError })
     .onError({ as: 'global' }, ({ code, error: raised, request }) => {
@@ -80,8 +82,9 @@ export const errors = (log: (entry: Record<string, unknown>) => void) =>
       let error = code === 'PARSE' && cause instanceof ApiError ? cause : raised
       if (!(error instanceof ApiError) && databaseUnavailable(error)) {
         log({ level: 'warn', msg: 'database unavailable', id: requestId(request), error: databaseError(error).code })
-        error = overloaded()
+        error = overloaded('database_unavailable')
       }
+      if (error instanceof Overloaded) unavailable?.(error.cause503)
       if (error instanceof ApiError) return apiErrorResponse(error)
       switch (code) {
         case 'VALIDATION': {

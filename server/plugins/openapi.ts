@@ -86,6 +86,9 @@ function hoist(doc: Json) {
   for (const [name, schema] of Object.entries<Json>({ ...schemas })) if (!seen.has(name)) schemas[name] = visit(schema)
 }
 
+/** The probes (server/modules/monitoring): no rate limit applies to them, so no 429 and no budget headers. */
+const PROBES = new Set(['/health', '/health/ready', '/metrics'])
+
 const ERROR_REF = { $ref: '#/components/schemas/Error' }
 const errorResponse = (description: string, headers?: Json) => ({
   description,
@@ -189,9 +192,9 @@ export function finish(doc: Json, serverUrl: string) {
       responses['503'] = errorResponse('Busy or the database is briefly unreachable: `SERVICE_UNAVAILABLE`; retry after `Retry-After` seconds', {
         'Retry-After': header('Seconds to wait before retrying'),
       })
-      // The limits apply to every route, per credential or, without one, per address; only the health probe is exempt.
-      if (path !== '/health') responses['429'] = errorResponse('Rate limit reached: `RATE_LIMITED`', { 'Retry-After': header('Seconds to wait before retrying') })
-      if (authenticated)
+      // The limits apply to every route, per credential or, without one, per address; only the probes are exempt.
+      if (!PROBES.has(path)) responses['429'] = errorResponse('Rate limit reached: `RATE_LIMITED`', { 'Retry-After': header('Seconds to wait before retrying') })
+      if (authenticated && !PROBES.has(path))
         for (const [status, r] of Object.entries<Json>(responses)) if (/^2/.test(status)) r.headers = { ...RATE_HEADERS, ...r.headers }
     }
   }
@@ -310,6 +313,11 @@ export const docs = (serverUrl: string) =>
             type: 'http',
             scheme: 'bearer',
             description: 'Superadmin routes: a JWT from the identity provider. External statements: an external access grant token.',
+          },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: '`GET /metrics` only: the `METRICS_TOKEN` the service was started with. No key, grant or session is accepted there.',
           },
         },
       },

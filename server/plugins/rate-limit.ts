@@ -66,7 +66,8 @@ export function memoryBuckets(clock: () => number = () => Date.now()): BucketSto
   }
 }
 
-const HEALTH = /^[a-z]+:\/\/[^/]+\/health(\?|$)/
+/** The probes: liveness, readiness and the metrics scrape (which has its own token). */
+const PROBE = /^[a-z]+:\/\/[^/]+\/(health|health\/ready|metrics)(\?|$)/
 
 /** Our credentials carry a public prefix; anything else (a JWT) is reduced to a digest. */
 const bucketId = (credential: string) => /^[a-z]+_[0-9a-f]{12}_/.exec(credential)?.[0] ?? sha256(credential).slice(0, 32)
@@ -164,6 +165,8 @@ export interface RateLimitOptions {
   /** Take the client address from the last X-Forwarded-For entry (the one our balancer appended). */
   trustProxy?: boolean
   clock?: () => number
+  /** Told of each refusal: by a credential's bucket or an address's. */
+  refused?: (limit: 'credential' | 'address') => void
 }
 
 /** The policy as the RateLimit fields name it (draft-ietf-httpapi-ratelimit-headers-09 and later). */
@@ -196,7 +199,8 @@ export function rateLimit(limits: RateLimits, opts: RateLimitOptions) {
   const take = limiter(opts.store, opts.clock)
   return new Elysia({ name: 'rate-limit' }).onRequest(async ({ request, server, set }) => {
     // A balancer probes every process from one address; refusing it would take healthy processes out of rotation.
-    if (HEALTH.test(request.url)) return
+    // A scrape must not wait for a bucket in the database it may be reporting as down.
+    if (PROBE.test(request.url)) return
     const credential =
       request.headers.get('x-api-key') ?? /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1] ?? null
     let v: Verdict | null = null
@@ -210,6 +214,7 @@ export function rateLimit(limits: RateLimits, opts: RateLimitOptions) {
       v = await take(`ip:${forwarded || server?.requestIP(request)?.address || 'unknown'}`, limits.perIp)
     }
     if (v && !v.ok) {
+      opts.refused?.(credential ? 'credential' : 'address')
       const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(v.retryAfter) }
       if (credential) Object.assign(headers, budgetHeaders(KEY_POLICY, v))
       return new Response(JSON.stringify({ error: 'Too many requests; retry later', code: 'RATE_LIMITED' }), { status: 429, headers })

@@ -78,7 +78,8 @@ describe('OpenAPI document', () => {
       for (const [method, op] of Object.entries<any>(item)) {
         const r = op.responses
         if (!r['503']?.headers?.['Retry-After']) lacking.push(`503 ${method} ${path}`)
-        if (path !== '/health' && !r['429']?.headers?.['Retry-After']) lacking.push(`429 ${method} ${path}`)
+        // The probes are exempt from the rate limits.
+        if (!['/health', '/health/ready', '/metrics'].includes(path) && !r['429']?.headers?.['Retry-After']) lacking.push(`429 ${method} ${path}`)
       }
     expect(lacking).toEqual([])
   })
@@ -132,6 +133,7 @@ describe('OpenAPI document', () => {
 
     for (const [method, path] of [
       ['get', '/health'],
+      ['get', '/health/ready'],
       ['post', '/api/sessions'],
       ['get', '/files'],
       ['post', '/api/public/ventanilla/{token}/tickets'],

@@ -5,7 +5,8 @@ import { clearedCookie, endSession, isSession, sessionCookie, signIn, type Sessi
 import { configureHashing } from '../../access/passwords'
 import { ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_WAIT_MS, ADDRESS_FREE_FAILURES, clientAddress, PAIR_FREE_FAILURES } from '../../access/throttle'
 import type { Caller } from '../../access/caller'
-import { forbidden, unauthorized } from '../../lib/errors'
+import { ApiError, forbidden, unauthorized } from '../../lib/errors'
+import { telemetryOf } from '../../infra/telemetry'
 import { ErrorBody, JSON_BODY } from '../../lib/models'
 import { SessionModel } from './model'
 
@@ -33,6 +34,12 @@ const sessionDto = (caller: SessionCaller) => ({
  */
 export const sessionsModule = (app: AppContext) => {
   configureHashing(app.config.passwordHashing)
+  const refusals = telemetryOf(app)?.signInRefused
+  /** A refused sign-in, counted by why (fos_sign_in_refusals_total); the refusal itself goes on as it was. */
+  const counted = (e: unknown): never => {
+    if (refusals && e instanceof ApiError && (e.status === 401 || e.status === 429)) refusals.inc({ reason: e.status === 401 ? 'bad_credentials' : 'throttled' })
+    throw e
+  }
   return new Elysia({ prefix: '/api/sessions' })
       .use(routePolicy(app))
       .post(
@@ -41,7 +48,7 @@ export const sessionsModule = (app: AppContext) => {
           // A sign-in sent by a foreign page would plant that page's session in the browser.
           const origin = request.headers.get('origin')
           if (origin !== null && origin !== new URL(app.config.publicBaseUrl).origin) throw forbidden('Sign-in from another origin')
-          const { token, session } = await signIn(app, body, clientAddress(request, server, app.config.trustProxy))
+          const { token, session } = await signIn(app, body, clientAddress(request, server, app.config.trustProxy)).catch(counted)
           set.status = 201
           set.headers['set-cookie'] = sessionCookie(token, app.config.publicBaseUrl)
           set.headers['cache-control'] = 'no-store'
