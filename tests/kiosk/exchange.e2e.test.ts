@@ -121,7 +121,7 @@ const focusOn = (id: string) => desk.waitForFunction((want) => document.activeEl
 let bought: { operationId: number; ticketId: number }
 
 describe('buying and selling at the counter', () => {
-  test('a ticket from the dispenser is called, 100 USD bought at the board rate with one Enter, the receipt shown and printed, the ticket finished', async () => {
+  test('a ticket from the dispenser is called, 100 USD bought at the board rate with Enter (a second one adds nothing), the receipt shown and printed, the ticket finished', async () => {
     const dispenser = await chromium.context.newPage()
     await dispenser.goto(dispenserUrl)
     await dispenser.getByTestId('service-button').filter({ hasText: 'Cambio de divisas' }).click({ timeout: SLOW })
