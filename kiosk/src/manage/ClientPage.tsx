@@ -2,8 +2,8 @@ import { A, useNavigate, useParams } from '@solidjs/router'
 import Decimal from 'decimal.js'
 import { createEffect, createSignal, For, on, onMount, Show, type JSX } from 'solid-js'
 import { ApiFailure, explain, money } from './api'
-import { accountProblems, balanceText, CURRENCIES, describeSave, FieldError, Flash, invalid, setFlash, TYPE_LABEL, type ClientRecord } from './Clients'
-import { copyText, createFill } from './fill'
+import { accountProblems, balanceText, CURRENCIES, describeSave, Flash, setFlash, TYPE_LABEL, type ClientRecord } from './Clients'
+import { copyText, createFill, FieldError, invalid } from './forms'
 import type { Account } from './ledger'
 import { can } from './session'
 import { documentBody, DocumentFields, documentProblems, documentText, draftOf, isTaken, takenWords, type DocumentErrors } from './Document'
@@ -141,7 +141,7 @@ function Balances(props: { client: ClientRecord; onChanged: () => void }) {
     const code = currency().trim().toUpperCase()
     const body = { currency_name: code, ...(name().trim() && { name: name().trim() }) }
     void action.run(async () => {
-      await money<Account>('POST', `/api/clients/${props.client.id}/accounts`, body, fill.keyFor(body))
+      await money<Account>('POST', `/api/clients/${props.client.id}/accounts`, body, fill.headers(body))
       fill.done()
       setCurrency('')
       setName('')

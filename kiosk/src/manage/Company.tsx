@@ -4,7 +4,7 @@ import { linkFor } from '../company'
 import { knownZone } from '../setup/check'
 import { ApiFailure, explain, money } from './api'
 import { formatArs, parseArs } from './decimal'
-import { copyText } from './fill'
+import { copyText, FieldError, invalid } from './forms'
 import { companyId, rememberCompany, session } from './session'
 import { createAction, NoteLine } from './ui'
 import './records.css'
@@ -215,16 +215,11 @@ export function Company() {
         name={k}
         value={fields()![k]}
         readonly={!isOwner()}
-        aria-invalid={problems()[k] ? 'true' : undefined}
-        aria-describedby={problems()[k] ? `company-${k}-error` : undefined}
+        {...invalid(`company-${k}-error`, problems()[k])}
         onInput={(e) => set(k, e.currentTarget.value)}
         {...extra}
       />
-      <Show when={problems()[k]}>
-        <span class="field-error" id={`company-${k}-error`} role="alert" data-testid={`error-company-${k}`}>
-          {problems()[k]}
-        </span>
-      </Show>
+      <FieldError id={`company-${k}-error`} testid={`error-company-${k}`} text={problems()[k]} />
     </label>
   )
 

@@ -1,6 +1,6 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
 import { ApiFailure, explain, money } from './api'
-import { createFill } from './fill'
+import { createFill, FieldError, invalid } from './forms'
 import { can } from './session'
 import { createAction, NoteLine } from './ui'
 import './records.css'
@@ -71,7 +71,7 @@ export function Tags() {
     if (found.name || found.color) return
     const body = { name: n, color: color().toLowerCase() }
     void create.run(async () => {
-      const made = await money<Tag>('POST', '/api/tags', body, fill.keyFor(body))
+      const made = await money<Tag>('POST', '/api/tags', body, fill.headers(body))
       fill.done()
       setName('')
       setTags([...(tags() ?? []), made].sort((a, b) => a.name.localeCompare(b.name, 'es')))
@@ -93,18 +93,13 @@ export function Tags() {
                 name="name"
                 maxlength="100"
                 value={name()}
-                aria-invalid={errors().name ? 'true' : undefined}
-                aria-describedby={errors().name ? 'tag-name-error' : undefined}
+                {...invalid('tag-name-error', errors().name)}
                 onInput={(e) => {
                   setName(e.currentTarget.value)
                   setErrors({ ...errors(), name: undefined })
                 }}
               />
-              <Show when={errors().name}>
-                <span class="field-error" id="tag-name-error" role="alert" data-testid="error-tag-name">
-                  {errors().name}
-                </span>
-              </Show>
+              <FieldError id="tag-name-error" testid="error-tag-name" text={errors().name} />
             </label>
             <label>
               Color
@@ -117,18 +112,13 @@ export function Tags() {
                 class="code-hex"
                 maxlength="7"
                 value={color()}
-                aria-invalid={errors().color ? 'true' : undefined}
-                aria-describedby={errors().color ? 'tag-color-error' : undefined}
+                {...invalid('tag-color-error', errors().color)}
                 onInput={(e) => {
                   setColor(e.currentTarget.value.trim())
                   setErrors({ ...errors(), color: undefined })
                 }}
               />
-              <Show when={errors().color}>
-                <span class="field-error" id="tag-color-error" role="alert" data-testid="error-tag-color">
-                  {errors().color}
-                </span>
-              </Show>
+              <FieldError id="tag-color-error" testid="error-tag-color" text={errors().color} />
             </label>
             <div class="preview-chip" aria-live="polite">
               <span class="muted small">Así se verá:</span> <TagChip tag={{ name: name().trim() || 'Etiqueta', color: HEX.test(color()) ? color() : '#ffffff' }} />

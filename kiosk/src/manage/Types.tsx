@@ -1,6 +1,6 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
 import { explain, money } from './api'
-import { createFill } from './fill'
+import { createFill, FieldError } from './forms'
 import { can } from './session'
 import { createAction, NoteLine } from './ui'
 import './records.css'
@@ -37,16 +37,6 @@ const nameProblem = (name: string, taken: string[]) => {
   return null
 }
 
-function FieldError(props: { id: string; text?: string | null }) {
-  return (
-    <Show when={props.text}>
-      <span class="field-error" id={props.id} role="alert" data-testid={`error-${props.id}`}>
-        {props.text}
-      </span>
-    </Show>
-  )
-}
-
 function OperationTypes() {
   const [types, setTypes] = createSignal<OperationType[] | null>(null)
   const [name, setName] = createSignal('')
@@ -63,7 +53,7 @@ function OperationTypes() {
     if (problem) return
     const body = { name: name().trim(), kind: kind() }
     void create.run(async () => {
-      const made = await money<OperationType>('POST', '/api/operation-types', body, fill.keyFor(body))
+      const made = await money<OperationType>('POST', '/api/operation-types', body, fill.headers(body))
       fill.done()
       setName('')
       setTypes([...(types() ?? []), made])
@@ -158,7 +148,7 @@ function TransactionTypes() {
     if (problem) return
     const body = { name: name().trim(), is_commission: commission() }
     void create.run(async () => {
-      const made = await money<TransactionType>('POST', '/api/transaction-types', body, fill.keyFor(body))
+      const made = await money<TransactionType>('POST', '/api/transaction-types', body, fill.headers(body))
       fill.done()
       setName('')
       setCommission(false)
