@@ -3,7 +3,7 @@ import Decimal from 'decimal.js'
 import { createEffect, createSignal, For, on, onMount, Show, type JSX } from 'solid-js'
 import { ApiFailure, explain, money } from './api'
 import { accountProblems, balanceText, CURRENCIES, describeSave, Flash, setFlash, TYPE_LABEL, type ClientRecord } from './Clients'
-import { copyText, createFill, FieldError, invalid } from './forms'
+import { CopyField, createFill, FieldError, invalid, TextField } from './forms'
 import type { Account } from './ledger'
 import { can } from './session'
 import { documentBody, DocumentFields, documentProblems, documentText, draftOf, isTaken, takenWords, type DocumentErrors } from './Document'
@@ -246,35 +246,17 @@ function EditClient(props: { client: ClientRecord; onSaved: (c: ClientRecord) =>
   return (
     <Card title="Datos" id="edit-title" testid="client-edit">
       <form class="stack" onSubmit={save} novalidate>
-        <label>
-          Nombre
-          <input
-            name="name"
-            maxlength="200"
-            value={name()}
-            {...invalid('edit-name', errors().name)}
-            onInput={(e) => {
-              setName(e.currentTarget.value)
-              setErrors({ ...errors(), name: undefined })
-            }}
-          />
-          <FieldError id="edit-name" text={errors().name} />
-        </label>
-        <label>
-          Descripción
-          <textarea
-            name="description"
-            rows="2"
-            maxlength="2000"
-            value={description()}
-            {...invalid('edit-description', errors().description)}
-            onInput={(e) => {
-              setDescription(e.currentTarget.value)
-              setErrors({ ...errors(), description: undefined })
-            }}
-          />
-          <FieldError id="edit-description" text={errors().description} />
-        </label>
+        <TextField label="Nombre" name="name" id="edit-name" maxlength={200} value={name()} error={errors().name} onInput={(v) => (setName(v), setErrors({ ...errors(), name: undefined }))} />
+        <TextField
+          label="Descripción"
+          name="description"
+          id="edit-description"
+          rows={2}
+          maxlength={2000}
+          value={description()}
+          error={errors().description}
+          onInput={(v) => (setDescription(v), setErrors({ ...errors(), description: undefined }))}
+        />
         <fieldset class="row">
           <legend>Tipo</legend>
           <label class="choice">
@@ -478,25 +460,6 @@ interface Grant {
   id: number
   token: string
   expires_at: string
-}
-
-function CopyField(props: { label: string; value: string; testid: string }) {
-  let field: HTMLInputElement | undefined
-  const [copied, setCopied] = createSignal<boolean | null>(null)
-  return (
-    <div class="copy-field">
-      <label>
-        {props.label}
-        <input ref={field} readonly value={props.value} data-testid={props.testid} onFocus={(e) => e.currentTarget.select()} />
-      </label>
-      <button type="button" onClick={async () => setCopied(await copyText(props.value, field))} data-testid={`${props.testid}-copy`}>
-        Copiar
-      </button>
-      <span class="small muted copied" role="status">
-        {copied() === true ? 'Copiado.' : copied() === false ? 'Quedó seleccionado: cópielo con Ctrl+C.' : ''}
-      </span>
-    </div>
-  )
 }
 
 function describeGrant(e: unknown): string {

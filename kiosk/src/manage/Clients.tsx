@@ -3,7 +3,7 @@ import { createEffect, createSignal, For, on, onCleanup, onMount, Show } from 's
 import { createStore, produce } from 'solid-js/store'
 import { ApiFailure, explain, money } from './api'
 import { formatArs } from './decimal'
-import { createFill, FieldError, invalid } from './forms'
+import { createFill, FieldError, invalid, TextField } from './forms'
 import type { Account } from './ledger'
 import { can, sessionEnded } from './session'
 import { documentBody, DocumentFields, documentProblems, documentText, emptyDocument, isTaken, takenWords, type ClientDocument, type DocumentErrors } from './Document'
@@ -349,37 +349,27 @@ export function ClientNew() {
           </label>
         </fieldset>
         <div class="pair">
-          <label>
-            Nombre
-            <input
-              ref={nameField}
-              name="name"
-              maxlength="200"
-              autocomplete="off"
-              value={name()}
-              {...invalid('client-name', errors().name)}
-              onInput={(e) => {
-                setName(e.currentTarget.value)
-                setErrors({ ...errors(), name: undefined })
-              }}
-            />
-            <FieldError id="client-name" text={errors().name} />
-          </label>
-          <label>
-            Descripción (opcional; el listado la busca junto con el nombre)
-            <input
-              name="description"
-              maxlength="2000"
-              autocomplete="off"
-              value={description()}
-              {...invalid('client-description', errors().description)}
-              onInput={(e) => {
-                setDescription(e.currentTarget.value)
-                setErrors({ ...errors(), description: undefined })
-              }}
-            />
-            <FieldError id="client-description" text={errors().description} />
-          </label>
+          <TextField
+            ref={(el) => (nameField = el)}
+            label="Nombre"
+            name="name"
+            id="client-name"
+            maxlength={200}
+            autocomplete="off"
+            value={name()}
+            error={errors().name}
+            onInput={(v) => (setName(v), setErrors({ ...errors(), name: undefined }))}
+          />
+          <TextField
+            label="Descripción (opcional; el listado la busca junto con el nombre)"
+            name="description"
+            id="client-description"
+            maxlength={2000}
+            autocomplete="off"
+            value={description()}
+            error={errors().description}
+            onInput={(v) => (setDescription(v), setErrors({ ...errors(), description: undefined }))}
+          />
         </div>
         <DocumentFields
           id="client-document"

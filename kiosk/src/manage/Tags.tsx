@@ -1,6 +1,6 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
 import { ApiFailure, explain, money } from './api'
-import { createFill, FieldError, invalid } from './forms'
+import { createFill, TextField } from './forms'
 import { can } from './session'
 import { createAction, NoteLine } from './ui'
 import './records.css'
@@ -87,39 +87,21 @@ export function Tags() {
         <form class="sub stack" onSubmit={add} novalidate data-testid="tag-create">
           <h2>Etiqueta nueva</h2>
           <div class="inline fields">
-            <label>
-              Nombre
-              <input
-                name="name"
-                maxlength="100"
-                value={name()}
-                {...invalid('tag-name-error', errors().name)}
-                onInput={(e) => {
-                  setName(e.currentTarget.value)
-                  setErrors({ ...errors(), name: undefined })
-                }}
-              />
-              <FieldError id="tag-name-error" testid="error-tag-name" text={errors().name} />
-            </label>
+            <TextField label="Nombre" name="name" id="tag-name" maxlength={100} value={name()} error={errors().name} onInput={(v) => (setName(v), setErrors({ ...errors(), name: undefined }))} />
             <label>
               Color
               <input type="color" name="color" class="swatch" value={HEX.test(color()) ? color() : '#000000'} onInput={(e) => setColor(e.currentTarget.value)} />
             </label>
-            <label>
-              Código del color
-              <input
-                name="color-code"
-                class="code-hex"
-                maxlength="7"
-                value={color()}
-                {...invalid('tag-color-error', errors().color)}
-                onInput={(e) => {
-                  setColor(e.currentTarget.value.trim())
-                  setErrors({ ...errors(), color: undefined })
-                }}
-              />
-              <FieldError id="tag-color-error" testid="error-tag-color" text={errors().color} />
-            </label>
+            <TextField
+              label="Código del color"
+              name="color-code"
+              id="tag-color"
+              class="code-hex"
+              maxlength={7}
+              value={color()}
+              error={errors().color}
+              onInput={(v) => (setColor(v.trim()), setErrors({ ...errors(), color: undefined }))}
+            />
             <div class="preview-chip" aria-live="polite">
               <span class="muted small">Así se verá:</span> <TagChip tag={{ name: name().trim() || 'Etiqueta', color: HEX.test(color()) ? color() : '#ffffff' }} />
             </div>

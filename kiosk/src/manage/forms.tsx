@@ -132,3 +132,68 @@ export async function copyText(text: string, shown?: HTMLElement): Promise<boole
     return false
   }
 }
+
+/** A value to hand out (a link, a key) in a read-only field with «Copiar»; the field selects itself on focus. */
+export function CopyField(props: { label: string; value: string; testid: string }) {
+  let field: HTMLInputElement | undefined
+  const [copied, setCopied] = createSignal<boolean | null>(null)
+  return (
+    <div class="copy-field">
+      <label>
+        {props.label}
+        <input ref={field} readonly value={props.value} data-testid={props.testid} onFocus={(e) => e.currentTarget.select()} />
+      </label>
+      <button type="button" onClick={async () => setCopied(await copyText(props.value, field))} data-testid={`${props.testid}-copy`}>
+        Copiar
+      </button>
+      <span class="small muted copied" role="status">
+        {copied() === true ? 'Copiado.' : copied() === false ? 'Quedó seleccionado: cópielo con Ctrl+C.' : ''}
+      </span>
+    </div>
+  )
+}
+
+/**
+ * A labelled text field (a `textarea` with `rows`) and its message under it: marked invalid and described by the
+ * message while there is one. `onInput` gets the text; the caller clears the message there.
+ */
+export function TextField(props: {
+  label: JSX.Element
+  name: string
+  /** The message's id (`error-<id>` its test id). */
+  id: string
+  value: string
+  error: string | null | undefined
+  onInput: (value: string) => void
+  maxlength: number
+  rows?: number
+  class?: string
+  autocomplete?: string
+  placeholder?: string
+  ref?: (el: HTMLInputElement) => void
+}) {
+  return (
+    <label>
+      {props.label}
+      <Show
+        when={props.rows}
+        fallback={
+          <input
+            ref={props.ref}
+            name={props.name}
+            class={props.class}
+            maxlength={props.maxlength}
+            autocomplete={props.autocomplete}
+            placeholder={props.placeholder}
+            value={props.value}
+            {...invalid(props.id, props.error)}
+            onInput={(e) => props.onInput(e.currentTarget.value)}
+          />
+        }
+      >
+        <textarea name={props.name} rows={props.rows} maxlength={props.maxlength} value={props.value} {...invalid(props.id, props.error)} onInput={(e) => props.onInput(e.currentTarget.value)} />
+      </Show>
+      <FieldError id={props.id} text={props.error} />
+    </label>
+  )
+}
