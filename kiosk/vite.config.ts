@@ -3,7 +3,8 @@ import { defineConfig } from 'vite'
 import solid from 'vite-plugin-solid'
 
 // Served by the API (see server/lib/app-pages.ts): the kiosk at /kiosk/{token}, the counter console at /staff, the manager app at
-// /manage, the ticket dispenser at /dispenser/{token} and the first-run setup page at /setup; their hashed assets under
+// /manage, the ticket dispenser at /dispenser/{token}, the first-run setup page at /setup and an external customer's
+// statement at /estado-de-cuenta/{client id}; their hashed assets under
 // /kiosk/assets/ get a year-long cache there.
 export default defineConfig({
   root: import.meta.dirname,
@@ -23,6 +24,7 @@ export default defineConfig({
         dispenser: resolve(import.meta.dirname, 'dispenser.html'),
         manage: resolve(import.meta.dirname, 'manage.html'),
         setup: resolve(import.meta.dirname, 'setup.html'),
+        statement: resolve(import.meta.dirname, 'statement.html'),
       },
     },
   },

@@ -1,5 +1,6 @@
 import { A, useNavigate, useParams } from '@solidjs/router'
 import Decimal from 'decimal.js'
+import { renderSVG } from 'uqr'
 import { createEffect, createSignal, For, on, onMount, Show, type JSX } from 'solid-js'
 import { ApiFailure, explain, money } from './api'
 import { accountProblems, balanceText, CURRENCIES, describeSave, Flash, setFlash, TYPE_LABEL, type ClientRecord } from './Clients'
@@ -474,7 +475,9 @@ function Grants(props: { client: ClientRecord }) {
   const [revokeId, setRevokeId] = createSignal('')
   const [revokeError, setRevokeError] = createSignal<string | null>(null)
   const action = createAction(describeGrant)
-  const link = () => `${location.origin}/api/external/clients/${props.client.id}/statement?format=csv`
+  /** The page the customer opens (`/estado-de-cuenta/<id>`), the key after «#»: browsers never send that part. */
+  const page = (g: Grant) => `${location.origin}/estado-de-cuenta/${props.client.id}#${g.token}`
+  const api = () => `${location.origin}/api/external/clients/${props.client.id}/statement?format=csv`
   const give = (e: Event) => {
     e.preventDefault()
     const n = Number(days())
@@ -504,8 +507,8 @@ function Grants(props: { client: ClientRecord }) {
   return (
     <Card title="Acceso externo al estado de cuenta" id="grants-title" testid="client-grants">
       <p class="muted small">
-        Una clave para que {props.client.name} (o su contador, o su sistema) consulte su propio estado de cuenta, y nada más. Se muestra una sola vez; se puede revocar en
-        cualquier momento.
+        Un enlace para que {props.client.name} (o su contador, o su sistema) consulte su propio estado de cuenta, y nada más. Se muestra una sola vez; se puede revocar
+        en cualquier momento.
       </p>
       <form class="inline fields" onSubmit={give} novalidate>
         <label>
@@ -531,11 +534,23 @@ function Grants(props: { client: ClientRecord }) {
         {(g) => (
           <div class="new-grant" role="region" aria-label={`Acceso n.º ${g.id}`} data-testid="grant" data-id={g.id}>
             <p>
-              <strong>Acceso n.º {g.id}</strong>, vence el {when(g.expires_at)}. La clave se muestra <strong>solo ahora</strong>: cópiela y entréguela.
+              <strong>Acceso n.º {g.id}</strong>, vence el {when(g.expires_at)}. El enlace lleva la clave y se muestra <strong>solo ahora</strong>: cópielo y
+              envíeselo al cliente, o que escanee el código con el teléfono. Con él ve sus cuentas, sus movimientos y descarga el CSV, sin usuario ni contraseña.
             </p>
-            <CopyField label="Enlace del estado de cuenta" value={link()} testid="grant-link" />
-            <CopyField label="Clave de acceso (va en el encabezado Authorization: Bearer)" value={g.token} testid="grant-token" />
-            <CopyField label="Orden lista para usar" value={`curl -H "Authorization: Bearer ${g.token}" "${link()}"`} testid="grant-command" />
+            <div class="grant-link">
+              <div class="qr" role="img" aria-label={`Código QR del enlace del acceso n.º ${g.id}`} innerHTML={renderSVG(page(g), { border: 2 })} />
+              <div class="stack">
+                <CopyField label="Enlace del estado de cuenta para el cliente" value={page(g)} testid="grant-link" />
+                <a href={page(g)} target="_blank" rel="noopener noreferrer" data-testid="grant-open">
+                  Abrir el estado de cuenta (pestaña nueva)
+                </a>
+              </div>
+            </div>
+            <details class="grant-api">
+              <summary>Para un sistema: la clave y la dirección de la API</summary>
+              <CopyField label="Clave de acceso (va en el encabezado Authorization: Bearer)" value={g.token} testid="grant-token" />
+              <CopyField label="Orden lista para usar" value={`curl -H "Authorization: Bearer ${g.token}" "${api()}"`} testid="grant-command" />
+            </details>
             <div class="row">
               <button type="button" class="danger" disabled={action.busy()} onClick={() => void revoke(g.id)} data-testid="grant-revoke">
                 Revocar este acceso

@@ -1,0 +1,5 @@
+import { render } from 'solid-js/web'
+import { Statement } from './Statement'
+import './statement.css'
+
+render(() => <Statement />, document.getElementById('root')!)
