@@ -111,7 +111,7 @@ export function ClientPicker(props: {
           </For>
         </select>
         <span class="muted small" aria-live="polite">
-          {count() === null ? 'Buscando…' : count()! > PAGE ? `${count()!.toLocaleString('es-AR')} coinciden: se muestran los primeros ${PAGE}; escriba para acotar.` : `${count()} coinciden.`}
+          {count() === null ? 'Buscando…' : count()! > PAGE ? `${count()!.toLocaleString('es-AR')} coinciden: se muestran los primeros ${PAGE}; escriba para acotar.` : count() === 0 ? 'Ninguno coincide.' : count() === 1 ? 'Uno coincide.' : `${count()} coinciden.`}
         </span>
         <Show when={props.error}>
           <span class="field-error" role="alert">
