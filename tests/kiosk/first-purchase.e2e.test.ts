@@ -142,6 +142,7 @@ test('npm start on an empty database → setup with the ready start → a caja a
   await pending.waitFor({ timeout: SLOW })
   expect(await pending.textContent()).toContain('USD 1.000,00')
   await pending.getByTestId('op-approve').click()
+  await pending.getByTestId('balance-after').nth(1).waitFor({ timeout: SLOW })
   expect(await pending.getByTestId('balance-after').allTextContents()).toEqual(['USD 1.000,00', 'ARS -1.165.500,00'])
   await page.keyboard.press('Enter')
   await page.getByTestId('op-message').getByText(`Operación ${opId} aprobada.`).waitFor({ timeout: SLOW })

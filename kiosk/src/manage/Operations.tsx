@@ -41,6 +41,8 @@ function createDirectory() {
     return a ? `${clientName(a.client_id)} · ${a.name || a.currency_name}` : `Cuenta ${id}`
   }
   let cajas: Promise<void> | undefined
+  // Reads under way: a balance preview asked for meanwhile says it is coming rather than that there is none.
+  const [reading, setReading] = createSignal(0)
   const keep = (found: Client[]) => {
     if (!found.length) return
     const next = new Map(clients())
@@ -50,6 +52,14 @@ function createDirectory() {
   /** The names `ops` need that are not known yet; `fresh` asks again for theirs (balances after a move). */
   const know = async (ops: Operation[], fresh = false) => {
     if (!can('clients.view')) return
+    setReading((n) => n + 1)
+    try {
+      await read(ops, fresh)
+    } finally {
+      setReading((n) => n - 1)
+    }
+  }
+  const read = async (ops: Operation[], fresh: boolean) => {
     await (cajas ??= allCajas().then(keep))
     const named = ops.map((o) => o.client_id).filter((id): id is number => id !== null && (fresh || !clients().has(id)))
     const moved = ops.flatMap((o) => o.transactions.map((t) => t.account_id))
@@ -65,7 +75,7 @@ function createDirectory() {
     const [t] = await Promise.all([money<{ data: OperationType[] }>('GET', '/api/operation-types').then((b) => b.data), know(ops)])
     setTypes(t)
   }
-  return { types, accounts, clientName, typeName, accountLabel, load, know }
+  return { types, accounts, clientName, typeName, accountLabel, load, know, reading: () => reading() > 0 }
 }
 type Directory = ReturnType<typeof createDirectory>
 
@@ -138,7 +148,7 @@ function Moves(props: { op: Operation; dir: Directory; action: MoveAction; onCha
           <div class="row">
             <For each={movesFor(props.op.status)}>
               {(m) => (
-                <button type="button" class={m === 'approve' ? 'primary' : m === 'cancel' ? 'danger' : ''} onClick={() => setAsking(m)} data-testid={`op-${m}`}>
+                <button type="button" class={m === 'approve' ? 'primary' : m === 'cancel' ? 'danger' : ''} onClick={() => (setAsking(m), void props.dir.know([props.op]))} data-testid={`op-${m}`}>
                   {MOVE[m].label}
                 </button>
               )}
@@ -151,7 +161,7 @@ function Moves(props: { op: Operation; dir: Directory; action: MoveAction; onCha
             <p>
               {MOVE[m()].question} {props.op.id}?
             </p>
-            <Show when={preview().length} fallback={<p class="muted">Sin acceso a los saldos de sus cuentas.</p>}>
+            <Show when={preview().length} fallback={<p class="muted">{props.dir.reading() ? 'Leyendo los saldos…' : 'Sin acceso a los saldos de sus cuentas.'}</p>}>
               <table class="grid">
                 <caption class="visually-hidden">Saldos antes y después</caption>
                 <thead>
