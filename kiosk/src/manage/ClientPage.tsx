@@ -1,6 +1,7 @@
 import { A, useNavigate, useParams } from '@solidjs/router'
 import Decimal from 'decimal.js'
 import { renderSVG } from 'uqr'
+import { saveFile } from '../download'
 import { createEffect, createSignal, For, on, onMount, Show, type JSX } from 'solid-js'
 import { ApiFailure, explain, money } from './api'
 import { accountProblems, balanceText, CURRENCIES, describeSave, Flash, setFlash, TYPE_LABEL, type ClientRecord } from './Clients'
@@ -382,18 +383,6 @@ function DeleteClient(props: { client: ClientRecord; onDeleted: (name: string) =
 
 // ───────────────────────────── statement and external access ─────────────────────────────
 
-/** A file handed to the browser's downloads from text already in memory. */
-function saveFile(name: string, type: string, content: Blob) {
-  const url = URL.createObjectURL(new Blob([content], { type }))
-  const a = document.createElement('a')
-  a.href = url
-  a.download = name
-  document.body.append(a)
-  a.click()
-  a.remove()
-  setTimeout(() => URL.revokeObjectURL(url), 10_000)
-}
-
 function describeExport(e: unknown): string {
   if (e instanceof ApiFailure) {
     if (e.status === 400) return 'Revise las fechas: «desde» no puede ser posterior a «hasta», y cada una es un día válido.'
@@ -426,7 +415,7 @@ function Statement(props: { client: ClientRecord }) {
         throw new ApiFailure(res.status, body?.code ?? 'INTERNAL_ERROR', body?.error ?? `HTTP ${res.status}`)
       }
       // The file keeps the server's text as it came: every digit of every amount.
-      saveFile(`estado-de-cuenta-${props.client.id}.${format}`, format === 'csv' ? 'text/csv' : 'application/json', await res.blob())
+      saveFile(`estado-de-cuenta-${props.client.id}.${format}`, await res.blob())
       return `Estado de cuenta descargado (${format.toUpperCase()}).`
     })
   }

@@ -1,4 +1,5 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
+import { saveFile } from '../download'
 import { formatArs } from '../manage/decimal'
 import { refusal } from './refusal'
 
@@ -95,15 +96,7 @@ export function Statement() {
     })
   const download = () =>
     run(async () => {
-      const blob = await (await ask('csv')).blob()
-      const url = URL.createObjectURL(blob)
-      const a = document.createElement('a')
-      a.href = url
-      a.download = `estado-de-cuenta-${id}.csv`
-      document.body.append(a)
-      a.click()
-      a.remove()
-      setTimeout(() => URL.revokeObjectURL(url), 10_000)
+      saveFile(`estado-de-cuenta-${id}.csv`, await (await ask('csv')).blob())
     })
   onMount(() => {
     if (token && id) void load()
