@@ -59,17 +59,21 @@ function createDirectory() {
       setReading((n) => n - 1)
     }
   }
+  // Ids asked for once and not answered (deleted, outside a client scope) are not asked for again.
+  const unanswered = { clients: new Set<number>(), accounts: new Set<number>() }
   const read = async (ops: Operation[], fresh: boolean) => {
     await (cajas ??= allCajas().then(keep))
-    const named = ops.map((o) => o.client_id).filter((id): id is number => id !== null && (fresh || !clients().has(id)))
+    const named = ops.map((o) => o.client_id).filter((id): id is number => id !== null && (fresh || (!clients().has(id) && !unanswered.clients.has(id))))
     const moved = ops.flatMap((o) => o.transactions.map((t) => t.account_id))
     const [byId, byAccount] = await Promise.all([
       named.length ? clientsNamed('ids', named) : [],
       fresh ? clientsNamed('account_ids', moved) : [],
     ])
     keep([...byId, ...byAccount])
-    const unknown = moved.filter((id) => !accounts().has(id))
+    for (const id of named) if (!clients().has(id)) unanswered.clients.add(id)
+    const unknown = moved.filter((id) => !accounts().has(id) && !unanswered.accounts.has(id))
     if (unknown.length) keep(await clientsNamed('account_ids', unknown))
+    for (const id of unknown) if (!accounts().has(id)) unanswered.accounts.add(id)
   }
   const load = async (ops: Operation[]) => {
     const [t] = await Promise.all([money<{ data: OperationType[] }>('GET', '/api/operation-types').then((b) => b.data), know(ops)])
