@@ -1,4 +1,5 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
+import { saveFile } from '../download'
 import { apiExact, money } from './api'
 import { AUDIT_ACTION_LABEL, describeChanges, type Page } from './ledger'
 import { session } from './session'
@@ -141,11 +142,7 @@ export function Audit() {
       }
       const key = await money<{ alg: string; public_key: string }>('GET', '/api/audit-logs/digest-key')
       const file = new Blob([JSON.stringify({ alg: key.alg, public_key: key.public_key, digests: all }, null, 2)], { type: 'application/json' })
-      const link = document.createElement('a')
-      link.href = URL.createObjectURL(file)
-      link.download = `auditoria-resumenes-firmados.json`
-      link.click()
-      setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+      saveFile('auditoria-resumenes-firmados.json', file)
       return all.length
         ? `Se descargaron ${all.length} resúmenes diarios firmados y la clave pública para comprobarlos.`
         : 'Todavía no hay resúmenes: se firma uno al terminar cada día. Se descargó la clave pública.'

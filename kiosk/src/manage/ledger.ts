@@ -16,6 +16,7 @@ export interface Client {
   name: string
   description: string | null
   type: 0 | 1
+  document?: { type: string; number: string; country: string } | null
   accounts: Account[]
 }
 
@@ -77,16 +78,36 @@ export const STATUS_LABEL: Record<OperationStatus, string> = {
 
 export const TX_STATUS_LABEL: Record<Transaction['status'], string> = { pending: 'Pendiente', completed: 'Aprobada', cancelled: 'Cancelada' }
 
-/** Every client of one type (or both), all pages: the position and the names of accounts need the whole set. */
-export async function allClients(type?: 0 | 1): Promise<Client[]> {
+/** The most a list of `GET /api/clients` holds (its `pageSize` bound), and the most ids one `ids` filter takes. */
+const MOST = 200
+
+/**
+ * Every caja of the company, all pages: a branch has a few dozen, and the position, the account pickers and the names
+ * of most legs need them all. External clients are never read whole: they are picked by a search (pickers.tsx) or
+ * asked for by id (`clientsNamed`).
+ */
+export async function allCajas(): Promise<Client[]> {
   const out: Client[] = []
   for (let page = 1; ; page++) {
-    const q = new URLSearchParams({ page: String(page), pageSize: '200' })
-    if (type !== undefined) q.set('type', String(type))
-    const body = await money<{ data: Client[]; count: number }>('GET', `/api/clients?${q}`)
+    const body = await money<{ data: Client[]; count: number }>('GET', `/api/clients?type=0&page=${page}&pageSize=${MOST}`)
     out.push(...body.data)
-    if (body.data.length < 200 || out.length >= body.count) return out
+    if (body.data.length < MOST || out.length >= body.count) return out
   }
+}
+
+/**
+ * The clients with these ids (`ids`) or holding these accounts (`account_ids`), in requests of 200: the names behind
+ * the ids of a page of records. An id the caller cannot see (another company's, a deleted client, outside a client
+ * scope) is simply not answered.
+ */
+export async function clientsNamed(by: 'ids' | 'account_ids', ids: number[]): Promise<Client[]> {
+  const unique = [...new Set(ids)]
+  const out: Client[] = []
+  for (let i = 0; i < unique.length; i += MOST) {
+    const q = new URLSearchParams({ [by]: unique.slice(i, i + MOST).join(','), pageSize: String(MOST) })
+    out.push(...(await money<{ data: Client[] }>('GET', `/api/clients?${q}`)).data)
+  }
+  return out
 }
 
 /** Today in the company's default zone (contract §1): date-only filters are days in Argentina time, not the browser's. */
