@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { AppContext } from './context'
 import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
-import { memoryBuckets, postgresBuckets, rateLimit } from './plugins/rate-limit'
+import { rateLimit, requestLimits } from './plugins/rate-limit'
 import { bodyLimit, multipartBound } from './plugins/body-limit'
 import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
@@ -37,7 +37,7 @@ export function createApp(app: AppContext) {
   const built = new Elysia()
     .use(requestLog((entry) => app.log(entry)))
     .use(cors(app.config.corsOrigins))
-    .use(addressLimit(app.config.maxRequestsPerAddress))
+    .use(addressLimit({ max: app.config.maxRequestsPerAddress, trustProxy: app.config.trustProxy, limits: requestLimits(app) }))
     .use(
       bodyLimit({
         maxBytes: app.config.maxJsonBytes,
@@ -50,12 +50,7 @@ export function createApp(app: AppContext) {
     .use(freshRefusals(app))
     .use(methodNotAllowed(() => routes()))
     .use(errors((entry) => app.log(entry)))
-    .use(
-      rateLimit(app.config.rateLimit, {
-        store: app.database.kind === 'postgres' ? postgresBuckets(app.database) : memoryBuckets(),
-        trustProxy: app.config.trustProxy,
-      }),
-    )
+    .use(rateLimit(requestLimits(app)))
     .use(docs(app.config.publicBaseUrl))
     .use(etag())
     .get(

@@ -55,7 +55,7 @@ export interface Config {
   dbPoolMax: number
   /** Server processes sharing `port` (the first starts and watches the others); each has its own pools. */
   processes: number
-  rateLimit: { perKey: number; perIp: number }
+  rateLimit: { perKey: number; perIp: number; perCompany: number }
   /** Behind a balancer that appends the client address to X-Forwarded-For, limit per that address. */
   trustProxy: boolean
   /** Browser origins allowed to call the API across origins (CORS_ORIGINS, a comma list); none by default. */
@@ -202,6 +202,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const processes = integer(env, 'PROCESSES', 1, 1, 64)
   if (processes > 1 && !databaseUrl) throw new ConfigError('PROCESSES above 1 needs DATABASE_URL: the embedded database belongs to one process')
   const signingSecret = env.SIGNING_SECRET ?? ''
+  const perKey = integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 1_000_000)
   if (signingSecret && signingSecret.length < 16) throw new ConfigError('SIGNING_SECRET must be at least 16 characters')
   return {
     port,
@@ -258,8 +259,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 500),
     processes,
     rateLimit: {
-      perKey: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 1_000_000),
+      perKey,
       perIp: integer(env, 'RATE_LIMIT_IP_PER_MINUTE', 600, 0, 1_000_000),
+      // Several keys of one company may each be busy; the company as a whole gets a few keys' worth.
+      perCompany: integer(env, 'RATE_LIMIT_COMPANY_PER_MINUTE', 4 * perKey, 0, 4_000_000),
     },
     trustProxy: bool('TRUST_PROXY'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),

@@ -7,6 +7,7 @@ import { errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/model
 import { claimOnce, PLATFORM_SCOPE } from '../../lib/write'
 import { CompanyModel } from './model'
 import { notFound } from '../../lib/errors'
+import { requestLimits } from '../../plugins/rate-limit'
 import { createCompany, getCompany, superadminVerifier, updateCompany } from './service'
 
 /** Platform operators; the per-company module flags change only here. */
@@ -20,17 +21,26 @@ export const superadmin = (app: AppContext) => {
     })
   const detail = { tags: ['Superadmin'], security: [{ bearer: [] }] }
   const operators = new WeakMap<Request, Promise<string>>()
-  const operatorOf = (request: Request) => {
+  const limits = requestLimits(app)
+  const operatorOf = (request: Request, headers: Record<string, string | number>) => {
     let operator = operators.get(request)
-    if (!operator) operators.set(request, (operator = verify(request.headers.get('authorization') ?? undefined)))
+    if (!operator) {
+      const authorization = request.headers.get('authorization') ?? undefined
+      operator = verify(authorization).then(async (email) => {
+        // A verified token is a credential of its own for the rate limits, as a company's key is.
+        await limits.authenticated(request, { kind: 'bearer', value: authorization!.replace(/^Bearer\s+/i, '') }, null, headers)
+        return email
+      })
+      operators.set(request, operator)
+    }
     return operator
   }
   return new Elysia({ prefix: '/api/superadmin' })
     // The token is checked in the parse stage, before a body is read (a body-less route checks it in derive).
-    .onParse(async ({ request }) => {
-      await operatorOf(request)
+    .onParse(async ({ request, set }) => {
+      await operatorOf(request, set.headers)
     })
-    .derive(async ({ request }) => ({ operator: await operatorOf(request) }))
+    .derive(async ({ request, set }) => ({ operator: await operatorOf(request, set.headers) }))
     .post(
       '/companies',
       ({ operator, body, headers, set }) =>
