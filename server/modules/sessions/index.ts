@@ -3,7 +3,8 @@ import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
 import { clearedCookie, endSession, isSession, sessionCookie, signIn, type SessionCaller } from '../../access/sessions'
 import { configureHashing } from '../../access/passwords'
-import { ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_WAIT_MS, ADDRESS_FREE_FAILURES, clientAddress, PAIR_FREE_FAILURES } from '../../access/throttle'
+import { ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_WAIT_MS, DEVICE_COOKIE_DAYS, DeviceCookies, PAIR_FREE_FAILURES } from '../../access/throttle'
+import { clientAddress } from '../../access/address'
 import type { Caller } from '../../access/caller'
 import { forbidden, unauthorized } from '../../lib/errors'
 import { ErrorBody, JSON_BODY } from '../../lib/models'
@@ -33,6 +34,7 @@ const sessionDto = (caller: SessionCaller) => ({
  */
 export const sessionsModule = (app: AppContext) => {
   configureHashing(app.config.passwordHashing)
+  const devices = new DeviceCookies(app.config.signingSecret, app.config.publicBaseUrl)
   return new Elysia({ prefix: '/api/sessions' })
       .use(routePolicy(app))
       .post(
@@ -41,9 +43,10 @@ export const sessionsModule = (app: AppContext) => {
           // A sign-in sent by a foreign page would plant that page's session in the browser.
           const origin = request.headers.get('origin')
           if (origin !== null && origin !== new URL(app.config.publicBaseUrl).origin) throw forbidden('Sign-in from another origin')
-          const { token, session } = await signIn(app, body, clientAddress(request, server, app.config.trustProxy))
+          const from = { address: clientAddress(request, server, app.config.trustProxy) ?? 'unknown', cookies: request.headers.get('cookie') }
+          const { token, deviceCookie, session } = await signIn(app, devices, body, from)
           set.status = 201
-          set.headers['set-cookie'] = sessionCookie(token, app.config.publicBaseUrl)
+          set.headers['set-cookie'] = [sessionCookie(token, app.config.publicBaseUrl), deviceCookie] as never
           set.headers['cache-control'] = 'no-store'
           return session
         },
@@ -58,12 +61,14 @@ export const sessionsModule = (app: AppContext) => {
             description: [
               'Opens a 12-hour session for an employee with a password and sets the cookie `fos_session` (HttpOnly, SameSite=Strict, Path=/,',
               'Secure when `PUBLIC_BASE_URL` is https). A wrong e-mail or password is one answer: 401 `UNAUTHORIZED`.',
-              'Failed attempts slow further ones down, on every process, within 15 minutes: after',
-              `${PAIR_FREE_FAILURES} failures for one company and e-mail from one client address, or ${ADDRESS_FREE_FAILURES} from one address over all`,
-              'e-mails, each further attempt from there must wait 1 s, 2 s, 4 s… (up to 15 min) after the last failure; after',
-              `${ACCOUNT_FREE_FAILURES} failures for one company and e-mail from anywhere, an address that failed there itself waits at most`,
-              `${ACCOUNT_MAX_WAIT_MS / 1000} s. Earlier than that: 429 \`RATE_LIMITED\` with \`Retry-After\`, whatever the password. Attempts from other`,
-              'addresses never delay one that has not failed, and attempts naming another company never count for this one.',
+              `A success also sets a device cookie for that account (\`fos_device_…\`, HttpOnly, SameSite=Strict, Path=/api/sessions, ${DEVICE_COOKIE_DAYS} days),`,
+              'signed by the service: OWASP\'s device cookies. Failed attempts slow further ones down, on every process, within 15 minutes.',
+              'A browser that presents a valid device cookie for the account it names is held back only by its own cookie\'s failures:',
+              `after ${PAIR_FREE_FAILURES} of them each further attempt waits 1 s, 2 s, 4 s… (up to 15 min) after the last failure. Any other browser backs off`,
+              `per company and e-mail: after ${PAIR_FREE_FAILURES} failures from its client address, the same waits; after ${ACCOUNT_FREE_FAILURES} from anywhere, an`,
+              `address that failed there itself waits at most ${ACCOUNT_MAX_WAIT_MS / 1000} s. Earlier than that: 429 \`RATE_LIMITED\` with \`Retry-After\`, whatever`,
+              'the password. Failures from other browsers or addresses never delay one that has not failed; failures against other accounts, or',
+              'naming a company that does not exist (written down nowhere), never delay anyone.',
               'When the server is checking as many passwords as it may at once and this one cannot start within a moment: 503',
               '`SERVICE_UNAVAILABLE` with `Retry-After`. An `Origin` other than this service’s → 403 `FORBIDDEN`.',
             ].join(' '),

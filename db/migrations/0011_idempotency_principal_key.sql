@@ -1,0 +1,2 @@
+ALTER TABLE "idempotency_keys" DROP CONSTRAINT "idempotency_keys_company_id_key_pk";--> statement-breakpoint
+ALTER TABLE "idempotency_keys" ADD CONSTRAINT "idempotency_keys_company_id_principal_key_pk" PRIMARY KEY("company_id","principal","key");
