@@ -43,6 +43,7 @@ export function createApp(app: AppContext) {
         maxBytes: app.config.maxJsonBytes,
         maxMultipartBytes: multipartBound(app.config.maxUploadBytes),
         maxDepth: app.config.maxJsonDepth,
+        maxElements: app.config.maxJsonElements,
         timeoutMs: app.config.bodyTimeoutMs,
         maxHeadBytes: app.config.maxHeaderBytes,
       }),

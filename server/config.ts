@@ -30,6 +30,9 @@ export interface Config {
   maxJsonBytes: number
   /** Deepest nesting of a JSON body (400 VALIDATION_ERROR past it). */
   maxJsonDepth: number
+  /** Most array items and object members of a JSON body (413 past it); the batch routes allow BATCH_MAX_JSON_ELEMENTS. */
+  maxJsonElements: number
+  batchMaxJsonElements: number
   /** A body must arrive whole within this many ms of the request (408 and the connection closed). */
   bodyTimeoutMs: number
   /**
@@ -235,6 +238,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 31),
     maxJsonBytes: integer(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 2 ** 31),
     maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', 64, 1, 10_000),
+    maxJsonElements: integer(env, 'MAX_JSON_ELEMENTS', 10_000, 10, 10_000_000),
+    batchMaxJsonElements: integer(env, 'BATCH_MAX_JSON_ELEMENTS', 100_000, 10, 10_000_000),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
     maxHeaderBytes: integer(env, 'MAX_HEADER_BYTES', 16 * 1024, 1024, LISTENER_HEADER_BYTES - 4096),
     idleTimeoutS: integer(env, 'IDLE_TIMEOUT_S', 30, 1, 255),

@@ -8,9 +8,12 @@ import { clientAddress } from '../../access/address'
 import type { Caller } from '../../access/caller'
 import { forbidden, unauthorized } from '../../lib/errors'
 import { ErrorBody, JSON_BODY } from '../../lib/models'
+import { bodyBounds } from '../../plugins/body-limit'
 import { SessionModel } from './model'
 
 const TAG = 'Sessions'
+/** The most a sign-in body may hold (413 PAYLOAD_TOO_LARGE past it, before it is read). */
+export const SIGN_IN_MAX_BYTES = 4096
 
 function signedIn(caller: Caller): SessionCaller {
   if (!isSession(caller)) throw unauthorized('No session: sign in with POST /api/sessions')
@@ -51,8 +54,10 @@ export const sessionsModule = (app: AppContext) => {
           return session
         },
         {
+          // Anyone may send one: a company id, an e-mail and a password fit in a few hundred bytes.
+          parse: [bodyBounds({ maxBytes: SIGN_IN_MAX_BYTES })],
           body: SessionModel.create,
-          response: { 201: SessionModel.session, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 415: ErrorBody, 429: ErrorBody, 503: ErrorBody },
+          response: { 201: SessionModel.session, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: ErrorBody, 503: ErrorBody },
           detail: {
             tags: [TAG],
             summary: 'Sign in',
@@ -69,6 +74,7 @@ export const sessionsModule = (app: AppContext) => {
               `address that failed there itself waits at most ${ACCOUNT_MAX_WAIT_MS / 1000} s. Earlier than that: 429 \`RATE_LIMITED\` with \`Retry-After\`, whatever`,
               'the password. Failures from other browsers or addresses never delay one that has not failed; failures against other accounts, or',
               'naming a company that does not exist (written down nowhere), never delay anyone.',
+              `A body over ${SIGN_IN_MAX_BYTES} bytes → 413 \`PAYLOAD_TOO_LARGE\`, unread.`,
               'When the server is checking as many passwords as it may at once and this one cannot start within a moment: 503',
               '`SERVICE_UNAVAILABLE` with `Retry-After`. An `Origin` other than this service’s → 403 `FORBIDDEN`.',
             ].join(' '),
