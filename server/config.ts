@@ -59,6 +59,10 @@ export interface Config {
   /** Server processes sharing `port` (the first starts and watches the others); each has its own pools. */
   processes: number
   rateLimit: { perKey: number; perIp: number; perCompany: number }
+  /** Live API keys one company may hold (409 API_KEY_LIMIT_REACHED past it); 0: no total. */
+  maxApiKeysPerCompany: number
+  /** Bytes of attachments one company may keep (413 QUOTA_EXCEEDED past it); 0: no quota. */
+  storageQuotaBytesPerCompany: number
   /** Behind a balancer that appends the client address to X-Forwarded-For, limit per that address. */
   trustProxy: boolean
   /** Browser origins allowed to call the API across origins (CORS_ORIGINS, a comma list); none by default. */
@@ -269,6 +273,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       // Several keys of one company may each be busy; the company as a whole gets a few keys' worth.
       perCompany: integer(env, 'RATE_LIMIT_COMPANY_PER_MINUTE', 4 * perKey, 0, 4_000_000),
     },
+    maxApiKeysPerCompany: integer(env, 'MAX_API_KEYS_PER_COMPANY', 200, 0, 1_000_000),
+    storageQuotaBytesPerCompany: integer(env, 'STORAGE_QUOTA_BYTES_PER_COMPANY', 10 * 1024 ** 3, 0, 2 ** 53 - 1),
     trustProxy: bool('TRUST_PROXY'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     webhooks: {

@@ -80,7 +80,7 @@ export const superadmin = (app: AppContext) => {
       async ({ operator, params, body, set }) => {
         const key = await inTx(operator, async (tx) => {
           await getCompany(tx, params.id)
-          return issueKey(tx, params.id, null, body.name)
+          return issueKey(tx, params.id, null, body.name, app.config.maxApiKeysPerCompany)
         })
         set.status = 201
         return key
@@ -88,8 +88,13 @@ export const superadmin = (app: AppContext) => {
       {
         params: IdParams,
         body: KeyModel.create,
-        response: { 201: KeyModel.issued, ...errors(400, 401, 404) },
-        detail: { ...detail, [JSON_BODY]: KeyModel.create, summary: 'Issue a company API key (the secret is shown only once)' },
+        response: { 201: KeyModel.issued, ...errors(400, 401, 404, 409) },
+        detail: {
+          ...detail,
+          [JSON_BODY]: KeyModel.create,
+          summary: 'Issue a company API key (the secret is shown only once)',
+          description: 'Within the company\'s total of live keys (`MAX_API_KEYS_PER_COMPANY`, default 200): one more is 409 `API_KEY_LIMIT_REACHED`. The operator CLI (`key create`) issues past it.',
+        },
       },
     )
     // Any other superadmin path still checks the token first: without a valid one it is 401, never a hint of what exists.
