@@ -5,7 +5,7 @@ import type { Tx } from '../../db/client'
 import type { AppContext } from '../context'
 import { ApiError, forbidden, unauthorized } from '../lib/errors'
 import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
-import { claimKey, CredentialChanged, keepAnswer, requestFingerprint, tenantTx, type TxMode } from '../lib/write'
+import { claimKey, CredentialChanged, idempotencyScope, keepAnswer, requestFingerprint, tenantTx, type TxMode } from '../lib/write'
 import { sha256 } from '../lib/secrets'
 import { jsonText, wantsMoneyStrings } from '../lib/money'
 import { apiErrorResponse } from '../plugins/errors'
@@ -199,10 +199,11 @@ async function runWork<T>(
         mode,
         async (tx) => {
           if (key === null) return work(tx, caller)
-          const prior = await claimKey(app, tx, caller.companyId, key, fingerprint(), Number(set.status))
+          const scope = idempotencyScope(caller)
+          const prior = await claimKey(app, tx, scope, key, fingerprint(), Number(set.status))
           if (prior) throw new Replay(prior.status, prior.body)
           const body = await work(tx, caller)
-          if (!(body instanceof Response)) await keepAnswer(tx, caller.companyId, key, body, Number(set.status ?? 200))
+          if (!(body instanceof Response)) await keepAnswer(tx, scope, key, body, Number(set.status ?? 200))
           return body
         },
         { credential: remembered && { prefix: remembered.prefix, state: remembered.state } },

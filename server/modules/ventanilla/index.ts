@@ -7,7 +7,7 @@ import { clientAddress } from '../../access/address'
 import { appPage, APPS_DIST } from '../../lib/app-pages'
 import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/models'
 import { invalid, notFound } from '../../lib/errors'
-import { claimOnce, tenantTx } from '../../lib/write'
+import { claimOnce, idempotencyScope, tenantTx } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
 import { VentanillaModel as M } from './model'
 import {
@@ -484,7 +484,7 @@ const dispenserRoutes = (app: AppContext) => {
         const target = await dispenserOf(request, params.token)
         return claimOnce(
           app,
-          target.companyId,
+          idempotencyScope(publicCaller(target.companyId)),
           (fn) => tenantTx(app, publicCaller(target.companyId), 'write', fn),
           { key: headers['idempotency-key'], method: 'POST', path, fingerprint: body },
           set,
