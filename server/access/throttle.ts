@@ -25,6 +25,12 @@ import { rateLimited } from '../lib/errors'
  *
  * Every attempt is written down as a failure before its password is checked (committed at once, so concurrent
  * attempts on any process see each other) and struck off when it succeeds or is refused without a check.
+ *
+ * Written here rather than on rate-limiter-flexible (a dependency, whose login-protection recipe counts consecutive
+ * failures per key): its stores count points in fixed windows whose ends are stamped with the clock of the process
+ * that opened them, while a doubling wait needs the time of the last failure and the count within a sliding window;
+ * an attempt must also be counted before its password is checked and struck off when the check is refused, which
+ * one row per attempt in one table, counted by one statement, gives directly.
  */
 export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000
 /** Failures of one account from one address (or from one trusted browser) before the waits start. */

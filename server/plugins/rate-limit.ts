@@ -226,7 +226,7 @@ const memoryId = (c: Credential) => `${c.kind}:${sha256(c.value)}`
 const refusal = (v: Verdict, headers: Record<string, string>) =>
   new ApiError(429, 'RATE_LIMITED', 'Too many requests; retry later', undefined, { 'retry-after': String(v.retryAfter), ...headers })
 
-/** Credentials this process has seen authenticate, and their company (null for a platform operator). */
+/** How many credentials that authenticated a process remembers (with their company), the least recently seen going first. */
 const REMEMBERED = 10_000
 
 /**
