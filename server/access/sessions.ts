@@ -8,7 +8,7 @@ import { tenantTx } from '../lib/write'
 import type { AppContext } from '../context'
 import type { Caller } from './caller'
 import { hashPassword, verifyPassword } from './passwords'
-import { attemptSucceeded, beginAttempt, forgetAttempt, type DeviceCookies } from './throttle'
+import { attemptFailed, attemptSucceeded, beginAttempt, forgetAttempt, type DeviceCookies } from './throttle'
 
 export const SESSION_COOKIE = 'fos_session'
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000
@@ -156,7 +156,10 @@ export async function signIn(app: AppContext, devices: DeviceCookies, input: { c
     if (e instanceof ApiError) await forgetAttempt(app.database, attempt)
     throw e
   }
-  if (row.id === null || !row.passwordHash || !ok) throw unauthorized('Wrong e-mail or password')
+  if (row.id === null || !row.passwordHash || !ok) {
+    await attemptFailed(app.database, attempt, app.clock())
+    throw unauthorized('Wrong e-mail or password')
+  }
   await attemptSucceeded(app.database, attempt)
 
   const employee = { id: row.id, email: row.email!, name: row.name!, permissions: row.permissions ?? [], client_ids: row.clientIds ?? [] }

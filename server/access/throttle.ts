@@ -24,7 +24,8 @@ import { rateLimited } from '../lib/errors'
  * password-hashing pool, which refuse requests, not people.
  *
  * Every attempt is written down as a failure before its password is checked (committed at once, so concurrent
- * attempts on any process see each other) and struck off when it succeeds or is refused without a check.
+ * attempts on any process see each other), dated again when its check fails, and struck off when it succeeds or is
+ * refused without a check.
  *
  * Written here rather than on rate-limiter-flexible (a dependency, whose login-protection recipe counts consecutive
  * failures per key): its stores count points in fixed windows whose ends are stamped with the clock of the process
@@ -105,6 +106,14 @@ async function untrustedUntil(database: Database, attempt: Attempt, since: Date)
     backoffUntil(pair, ms(c.pair_last), PAIR_FREE_FAILURES, SIGN_IN_WINDOW_MS),
     pair > 0 ? backoffUntil(Number(c.account), ms(c.account_last), ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_WAIT_MS) : 0,
   )
+}
+
+/**
+ * A failed check is dated when it ended, not when the attempt began: the waits run from the failure, so a slow
+ * check (a busy machine, a full hashing pool) never eats into the wait that follows it.
+ */
+export async function attemptFailed(database: Database, attempt: Attempt, at: Date) {
+  await database.db.update(signInFailures).set({ failedAt: at }).where(eq(signInFailures.id, attempt.id))
 }
 
 /** An attempt refused before its password was checked (the hashing pool was full) is no failure. */
