@@ -7,6 +7,7 @@
  * healthy again before the next kill.
  *
  * Figures: the write-unavailability window per kill (from the kill to the first acknowledged write sent after it;
+ * min, median, max), how long after writes resumed every event committed before then had been delivered (per kill;
  * min, median, max), the answers by status while writes were unavailable, acknowledged writes missing from the
  * database afterwards, answers 500 over the whole run, and webhook events delivered more than once.
  *
@@ -33,15 +34,17 @@ if (needed.length) {
 
 // The receiver: every delivery by its webhook-id, to count repeats.
 const deliveries = new Map<string, number>()
-const delivered = new Set<string>()
+/** Each event's first arrival, and when it was committed. */
+const delivered = new Map<string, { at: number; created: number }>()
 const receiver = Bun.serve({
   port: 0,
   hostname: '127.0.0.1',
   async fetch(req) {
-    const body = (await req.json()) as { type: string; data: { object: { id: number } } }
+    const body = (await req.json()) as { type: string; created_at: string; data: { object: { id: number } } }
     const id = req.headers.get('webhook-id') ?? ''
     deliveries.set(id, (deliveries.get(id) ?? 0) + 1)
-    delivered.add(`${body.type} ${body.data.object.id}`)
+    const event = `${body.type} ${body.data.object.id}`
+    if (!delivered.has(event)) delivered.set(event, { at: Date.now(), created: Date.parse(body.created_at) })
     return new Response('ok')
   },
 })
@@ -125,6 +128,8 @@ try {
   const writers = Array.from({ length: WRITERS }, (_, w) => writer(w))
 
   const windows: number[] = []
+  /** Each kill, and when the first write acknowledged after it was sent. */
+  const kills: { at: number; back: number }[] = []
   const during: Record<string, number> = {}
   await sleep(3000)
   for (let round = 1; round <= KILLS; round++) {
@@ -139,6 +144,7 @@ try {
     }
     const windowMs = (back ?? Date.now()) - killStarted
     windows.push(windowMs)
+    kills.push({ at: killStarted, back: killStarted + windowMs })
     for (const a of answers) if (a.sent >= killStarted && a.sent < killStarted + windowMs) during[a.status] = (during[a.status] ?? 0) + 1
     console.log(`round ${round}: killed node ${primary}; writes back after ${(windowMs / 1000).toFixed(2)} s`)
     await sleep(AFTER_MS)
@@ -167,6 +173,11 @@ try {
   const repeated = [...deliveries.values()].reduce((n, c) => n + c - 1, 0)
   const sorted = [...windows].sort((a, b) => a - b)
   const median = sorted[Math.floor(sorted.length / 2)]
+  // Per kill: from writes resuming to the delivery of the last event committed before then that had not arrived by
+  // the kill.
+  const caughtUp = kills
+    .map(({ at, back }) => Math.max(0, ...[...delivered.values()].filter((d) => d.created < back && d.at > at).map((d) => d.at - back)))
+    .sort((a, b) => a - b)
   const total500 = answers.filter((a) => a.status === 500).length
   console.log(`answers while writes were unavailable, by status: ${JSON.stringify(during)}`)
   console.log(`${acknowledged.size} acknowledged creates, ${answers.length} answers in all; ${expected.length} events expected, ${undelivered} not delivered, ${repeated} repeated deliveries`)
@@ -174,6 +185,9 @@ try {
     figure('failover: write-unavailability min', sorted[0] / 1000, null, 's'),
     figure('failover: write-unavailability median', median / 1000, null, 's', '<= 10'),
     figure('failover: write-unavailability max', sorted.at(-1)! / 1000, null, 's', '<= 15'),
+    figure('failover: every earlier event delivered, after writes resumed, min', caughtUp[0] / 1000, null, 's'),
+    figure('failover: every earlier event delivered, after writes resumed, median', caughtUp[Math.floor(caughtUp.length / 2)] / 1000, null, 's'),
+    figure('failover: every earlier event delivered, after writes resumed, max', caughtUp.at(-1)! / 1000, null, 's', '<= 15'),
     figure('failover: answers 503 while unavailable', during[503] ?? 0, null, 'answers'),
     figure('failover: answers 500', total500, null, 'answers', '<= 0'),
     figure('failover: acknowledged writes lost', lost, null, 'writes', '<= 0'),

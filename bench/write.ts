@@ -15,6 +15,10 @@
  *   vs the same rows by plain SQL;
  * - for both creates, without a goal: the statements the route sends (captured from one real request) replayed
  *   prepared by postgres.js vs the same plain SQL, which tells the database's share of a gap from the server's;
+ * - exchanges, 16 in flight: `POST /api/exchanges` (a random caja of the tenant, a random identified customer, the
+ *   board's rate, a receipt numbered from the company's one counter) vs `POST /api/operations` measured in the same
+ *   alternating rounds; made by a cashier key without `operations.approve`, so both sides create pending operations
+ *   (goal: within 10 % of creates), and, without a goal, by the company key, which books them completed;
  * - batches of 1,000 operations of three transactions: `POST /api/operations/batch` vs the same rows inserted
  *   set-based (three statements: operations, transactions, events) by plain SQL; and the time of one batch;
  * - batches of 1,000 clients with two accounts: `POST /api/clients/batch` vs set-based plain SQL;
@@ -29,7 +33,7 @@
  * 16 connections in all; the SQL ceilings use one pool of 16 connections.
  *
  *   bun bench/write.ts   (env: BENCH_ADMIN_URL, BENCH_PROCESSES, BENCH_WRITE_SIZES=5000,50000, BENCH_SECONDS=5, BENCH_BATCHES=2, BENCH_OTHER_CLIENTS=2000,
- *                         BENCH_WRITE_STATES=fresh,skewed, BENCH_WRITE_FIGURES=clients,operations,batches,client-batches,approvals,list)
+ *                         BENCH_WRITE_STATES=fresh,skewed, BENCH_WRITE_FIGURES=clients,operations,exchanges,batches,client-batches,approvals,list)
  *
  * The two lists pick states and figures to measure, in the order above; a figure left out leaves out the rows it
  * would have written, so a later figure meets a slightly smaller tenant than in a full run.
@@ -49,7 +53,7 @@ const SECONDS = envNumber('BENCH_SECONDS', 5)
 const BATCHES = envNumber('BENCH_BATCHES', 2)
 const OTHER_CLIENTS = envNumber('BENCH_OTHER_CLIENTS', 2000)
 const STATES = (process.env.BENCH_WRITE_STATES ?? 'fresh,skewed').split(',')
-const FIGURES = new Set((process.env.BENCH_WRITE_FIGURES ?? 'clients,operations,batches,client-batches,approvals,list').split(','))
+const FIGURES = new Set((process.env.BENCH_WRITE_FIGURES ?? 'clients,operations,exchanges,batches,client-batches,approvals,list').split(','))
 const OTHER_OPERATIONS = 500
 const POOL = 16
 const PROCESSES = envNumber('BENCH_PROCESSES', availableParallelism())
@@ -106,10 +110,10 @@ async function main() {
       const t = await seedTenant(owner, companyId, size, 0)
       const { accountIds, typeId } = t
       const randomAccount = () => accountIds[Math.floor(Math.random() * accountIds.length)]
-      const post = async (path: string, body?: unknown) => {
+      const post = async (path: string, body?: unknown, as = key) => {
         const res = await fetch(`${base}${path}`, {
           method: 'POST',
-          headers: { 'x-api-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) },
+          headers: { 'x-api-key': as, ...(body !== undefined && { 'content-type': 'application/json' }) },
           body: body === undefined ? undefined : JSON.stringify(body),
         })
         const answer = await res.text()
@@ -125,7 +129,7 @@ async function main() {
           { account_id: randomAccount(), amount: '-40' },
         ],
       })
-      const pair = async (name: string, unit: string, goal: string, http: () => Promise<Run>, sql: () => Promise<Run>) => {
+      const pair = async (name: string, unit: string, goal: string | null, http: () => Promise<Run>, sql: () => Promise<Run>) => {
         // HTTP, SQL, SQL, HTTP: what drifts during a figure (its tables growing, a checkpoint) weighs on both alike.
         const first = await http()
         const b = joined(await sql(), await sql())
@@ -174,6 +178,34 @@ async function main() {
           () => timed(IN_FLIGHT, SECONDS, () => plainOperationCreate(direct, companyId, typeId, randomAccount)),
         )
         await replayedCreate(`operation creates: the route's statements replayed vs plain SQL`, 'operations/s', '/api/operations', operationBody(), sqlOperations)
+      }
+
+      if (FIGURES.has('exchanges')) {
+        // What a branch has before its first exchange: the two operation types, a board, a cashier.
+        await owner`insert into operation_types (company_id, name, kind) values (${companyId}, 'Compra de divisas', 'exchange'), (${companyId}, 'Venta de divisas', 'exchange')`
+        await owner`insert into ventanilla_rates (company_id, currency, buy, sell) values (${companyId}, 'USD', 1165.5, 1185.5)`
+        const cajas = (await owner`select id from clients where company_id = ${companyId} and type = 0`).map((r) => r.id as number)
+        const customers = (await owner`select id from clients where company_id = ${companyId} and type = 1`).map((r) => r.id as number)
+        const pick = (ids: number[]) => ids[Math.floor(Math.random() * ids.length)]
+        const cashier = await post('/api/employees', { email: `cajero-${companyId}@bench.test`, name: 'Cajero', permissions: ['operations.create'] })
+        const cashierKey = (await post(`/api/employees/${cashier.id}/api-keys`, { name: 'caja' })).key as string
+        const exchangeBody = () => ({ side: Math.random() < 0.5 ? 'buy' : 'sell', currency: 'USD', amount: '100', caja_id: pick(cajas), client_id: pick(customers) })
+        await pair(
+          `exchanges by a cashier (pending, receipt numbered), ${IN_FLIGHT} in flight: HTTP vs operation creates over HTTP`,
+          'req/s',
+          'ratio >= 0.9',
+          () => timed(IN_FLIGHT, SECONDS, () => post('/api/exchanges', exchangeBody(), cashierKey)),
+          () => timed(IN_FLIGHT, SECONDS, () => post('/api/operations', operationBody())),
+        )
+        await pair(
+          `exchanges by the company key (completed, balances moved), ${IN_FLIGHT} in flight: HTTP vs operation creates over HTTP`,
+          'req/s',
+          null,
+          () => timed(IN_FLIGHT, SECONDS, () => post('/api/exchanges', exchangeBody())),
+          () => timed(IN_FLIGHT, SECONDS, () => post('/api/operations', operationBody())),
+        )
+        const [{ gaps }] = await owner`select count(*)::int - coalesce(max(seq), 0) as gaps from receipts where company_id = ${companyId}`
+        if (gaps !== 0) throw new Error(`exchanges: receipt numbers are not 1…n (${gaps})`)
       }
 
       if (FIGURES.has('batches')) {

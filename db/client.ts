@@ -12,8 +12,11 @@ export type { Db, Executor, Tx } from './driver'
 export interface Database {
   kind: 'postgres' | 'pglite'
   db: Db
-  /** Subscribe to a NOTIFY channel; resolves to an unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
+  /**
+   * Subscribe to a NOTIFY channel; resolves to an unsubscribe function. `onListen` runs each time the subscription is
+   * in place again after its connection was lost (a failover): notifications sent meanwhile were missed.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>
   /** Raw rows of a SQL statement, the same shape on both drivers. */
   rows<T = Record<string, unknown>>(query: ReturnType<typeof sql>, on?: Executor): Promise<T[]>
   close(): Promise<void>
@@ -21,6 +24,12 @@ export interface Database {
 
 const ROOT = join(import.meta.dir, '..')
 const MIGRATIONS = join(ROOT, 'db', 'migrations')
+/**
+ * The last migration this code ships, as the migrator records it (`created_at` of `drizzle.__drizzle_migrations` is
+ * the journal entry's `when`): a database that holds it holds every migration this code needs.
+ */
+export const LAST_MIGRATION: number = (JSON.parse(readFileSync(join(MIGRATIONS, 'meta', '_journal.json'), 'utf8')) as { entries: { when: number }[] }).entries.at(-1)!.when
+
 /** Any constant works; it only has to be the same for every process of this service. */
 const MIGRATION_LOCK = 727_401
 
@@ -282,9 +291,9 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
   return {
     kind: 'postgres',
     db,
-    async listen(channel, onPayload) {
+    async listen(channel, onPayload, onListen) {
       listener ??= connect(postgres, directUrl, { max: 1, onnotice: () => {} })
-      const sub = await listener.listen(channel, onPayload)
+      const sub = await listener.listen(channel, onPayload, onListen)
       return () => sub.unlisten()
     },
     async rows(query, on = db) {

@@ -35,6 +35,10 @@ export const MONEY_KEYS: ReadonlySet<string> = new Set([
   'cost',
   'budget',
   'spent',
+  'rate',
+  'commission',
+  'total',
+  'till_tolerance',
 ])
 
 export interface RawJson {

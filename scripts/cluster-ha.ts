@@ -24,6 +24,8 @@ export interface HaCluster {
   base: string
   dir: string
   databaseUrl: string
+  /** Each server process's own address, past HAProxy. */
+  serverBases: string[]
   /** Runs a subcommand of scripts/cluster-ha.sh on this cluster's directory; resolves to its output. */
   control(...args: string[]): Promise<string>
   stop(): Promise<void>
@@ -78,7 +80,7 @@ export async function startHaCluster(env: Record<string, string>, servers = 2): 
     const ready = /cluster ready (\S+) (\S+) (\S+)/.exec(out)
     if (ready) {
       reader.releaseLock()
-      return { proc, base: ready[1], dir, databaseUrl: ready[3], control, stop }
+      return { proc, base: ready[1], dir, databaseUrl: ready[3], serverBases: serverPorts.map((p) => `http://127.0.0.1:${p}`), control, stop }
     }
   }
   await stop()

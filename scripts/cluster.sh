@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the service as it is deployed past one process, on this machine: PgBouncer (transaction pooling) in front of
-# Postgres, CLUSTER_PROCESSES server processes, and HAProxy balancing them with health checks on /health.
+# Postgres, CLUSTER_PROCESSES server processes, and HAProxy balancing them with health checks on /health/ready.
 # Stays in the foreground; Ctrl-C or SIGTERM stops everything it started (and nothing else).
 #
 #   DATABASE_URL=postgres://postgres@127.0.0.1:5432/fos scripts/cluster.sh
@@ -136,7 +136,7 @@ if [ ${#SERVER_PORT_LIST[@]} -eq 0 ]; then
   for ((n = 0; n < PROCESSES; n++)); do SERVER_PORT_LIST+=($((SERVER_PORT + n))); done
 fi
 start_servers "${SERVER_PORT_LIST[@]}"
-start_haproxy 200
+start_haproxy
 wait_ready cluster "${SERVER_PORT_LIST[@]}"
 echo "cluster ready http://127.0.0.1:$PORT $DIR"
 wait "$HAPROXY_PID" "$PGBOUNCER_PID" "${SERVER_PIDS[@]}"

@@ -1,6 +1,6 @@
-import { Elysia, t } from 'elysia'
-import { sql } from 'drizzle-orm'
+import { Elysia } from 'elysia'
 import type { AppContext } from './context'
+import { telemetryOf } from './infra/telemetry'
 import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
 import { rateLimit, requestLimits } from './plugins/rate-limit'
@@ -11,7 +11,6 @@ import { etag } from './plugins/etag'
 import { cors } from './plugins/cors'
 import { methodNotAllowed } from './plugins/methods'
 import { freshRefusals } from './access/policy'
-import { errors as errorAnswers } from './lib/models'
 import { superadmin } from './modules/superadmin'
 import { employeesModule } from './modules/employees'
 import { clientsModule } from './modules/clients'
@@ -28,16 +27,29 @@ import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
 import { sessionsModule } from './modules/sessions'
 import { webhooksModule } from './modules/webhooks'
+import { webhookDocument } from './modules/webhooks/model'
 import { setupModule } from './modules/setup'
+import { companyModule } from './modules/company'
+import { exchangesModule } from './modules/exchanges'
+import { monitoringModule } from './modules/monitoring'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
 export function createApp(app: AppContext) {
   // The routes, for the 405 answer: read once the app is built.
   let routes: () => { method: string; path: string }[] = () => []
+  // Metrics on: the plugins below tell it what they see; off, they are given nothing and do nothing more.
+  const telemetry = telemetryOf(app)
   const built = new Elysia()
-    .use(requestLog((entry) => app.log(entry)))
+    .use(requestLog((entry) => app.log(entry), telemetry && ((route, method, status, s) => telemetry.observeRequest(route, method, status, s))))
     .use(cors(app.config.corsOrigins))
-    .use(addressLimit({ max: app.config.maxRequestsPerAddress, trustProxy: app.config.trustProxy, limits: requestLimits(app) }))
+    .use(
+      addressLimit({
+        max: app.config.maxRequestsPerAddress,
+        trustProxy: app.config.trustProxy,
+        limits: requestLimits(app),
+        refused: telemetry && (() => telemetry.rateLimited.inc({ limit: 'in_progress' })),
+      }),
+    )
     .use(
       bodyLimit({
         maxBytes: app.config.maxJsonBytes,
@@ -50,25 +62,21 @@ export function createApp(app: AppContext) {
     )
     .use(freshRefusals(app))
     .use(methodNotAllowed(() => routes()))
-    .use(errors((entry) => app.log(entry)))
+    .use(errors((entry) => app.log(entry), telemetry && ((cause) => telemetry.unavailable.inc({ cause }))))
     .use(rateLimit(requestLimits(app)))
-    .use(docs(app.config.publicBaseUrl))
+    // Before the docs, so the OpenAPI document is tagged like every other JSON answer.
     .use(etag())
-    .get(
-      '/health',
-      async () => {
-        await app.db.execute(sql`select 1`)
-        return { status: 'ok' as const }
-      },
-      { response: { 200: t.Object({ status: t.Literal('ok') }), ...errorAnswers() }, detail: { tags: ['Health'], security: [], summary: 'Liveness: answers once the database does' } },
-    )
+    .use(docs(app.config.publicBaseUrl, webhookDocument()))
+    .use(monitoringModule(app))
     .use(superadmin(app))
     .use(setupModule(app))
     .use(sessionsModule(app))
     .use(employeesModule(app))
+    .use(companyModule(app))
     .use(clientsModule(app))
     .use(auditModule(app))
     .use(operationsModule(app))
+    .use(exchangesModule(app))
     .use(attachmentsModule(app))
     .use(costCentersModule(app))
     .use(messagingModule(app))

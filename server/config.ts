@@ -68,6 +68,17 @@ export interface Config {
   /** Browser origins allowed to call the API across origins (CORS_ORIGINS, a comma list); none by default. */
   corsOrigins: string[]
   webhooks: WebhookConfig
+  metrics: MetricsConfig
+}
+
+/**
+ * `GET /metrics` (server/modules/monitoring): off unless one of these is set. With `token` it answers only
+ * `Authorization: Bearer <token>`; with `port` it leaves the main port for a listener of its own on 127.0.0.1, one
+ * port per process (`port + n` for the n-th copy of a PROCESSES start), which the token then guards too.
+ */
+export interface MetricsConfig {
+  token?: string
+  port?: number
 }
 
 export interface WebhookConfig {
@@ -287,7 +298,31 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 32, 1, 1000),
       pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 3_600_000),
     },
+    metrics: metricsConfig(env, port, processes),
   }
+}
+
+/**
+ * The metrics settings. The main port is shared by every process of a PROCESSES start (SO_REUSEPORT), so a scrape
+ * there would reach whichever process the kernel picks and each series would jump between processes' figures:
+ * several processes need METRICS_PORT, where each has a port of its own.
+ */
+function metricsConfig(env: Record<string, string | undefined>, port: number, processes: number): MetricsConfig {
+  const token = env.METRICS_TOKEN || undefined
+  if (token !== undefined && (token.length < 16 || /\s/.test(token)))
+    throw new ConfigError('METRICS_TOKEN must be at least 16 characters without spaces')
+  const raw = env.METRICS_PORT
+  if (raw === undefined || raw === '') {
+    if (token !== undefined && processes > 1)
+      throw new ConfigError(
+        'METRICS_TOKEN serves /metrics on PORT, which the PROCESSES share: a scrape would reach any one of them. Set METRICS_PORT as well: each process then answers on a port of its own (METRICS_PORT + n)',
+      )
+    return { token }
+  }
+  const metricsPort = integer(env, 'METRICS_PORT', 0, 1, 65535 - (processes - 1))
+  if (port >= metricsPort && port < metricsPort + processes)
+    throw new ConfigError(`METRICS_PORT needs ports ${metricsPort}–${metricsPort + processes - 1} apart from PORT (${port})`)
+  return { token, port: metricsPort }
 }
 
 export const filesDir = (config: Config) => join(config.dataDir, 'files')

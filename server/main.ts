@@ -13,7 +13,8 @@ import { deliveryWorker } from './modules/webhooks'
 import { closeExports } from './modules/exports/limits'
 import { auditSigningKeyPem } from './modules/audit/signing-key'
 import { startAuditChain } from './modules/audit/worker'
-import { announceListening, isCopy, startCopies, whenFirstGone } from './infra/processes'
+import { announceListening, isCopy, processSlot, startCopies, whenFirstGone } from './infra/processes'
+import { serveMetrics } from './modules/monitoring'
 import { newSetupLink } from './modules/setup/service'
 
 /** Past this declared length Bun itself answers (a bare 413); below it the body limit answers with a body. */
@@ -127,6 +128,17 @@ async function main() {
     maxRequestBodySize: listenerBodyBound(config),
     reusePort: config.processes > 1,
   })
+  // METRICS_PORT: each process answers /metrics on a loopback port of its own, the n-th copy on METRICS_PORT + n.
+  let metrics: ReturnType<typeof serveMetrics> | undefined
+  if (config.metrics.port !== undefined) {
+    const metricsPort = config.metrics.port + processSlot()
+    try {
+      metrics = serveMetrics(ctx, metricsPort)
+    } catch (e) {
+      console.error(`Metrics listener error: cannot listen on 127.0.0.1:${metricsPort} (METRICS_PORT): ${e instanceof Error ? e.message : String(e)}`)
+      process.exit(2)
+    }
+  }
   const auditChain = startAuditChain(ctx)
   const worker = deliveryWorker(ctx).start()
   const port = server.server!.port!
@@ -137,7 +149,7 @@ async function main() {
     if (stopping) return
     stopping = true
     log({ level: 'info', msg: 'stopping', signal })
-    await Promise.all([copies?.stop(), server.stop(true)])
+    await Promise.all([copies?.stop(), server.stop(true), metrics?.stop(true)])
     await worker.stop()
     await closeExports(ctx)
     await auditChain.stop()
@@ -147,7 +159,7 @@ async function main() {
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
   // Said once the signals are heard: whoever waits for this line may stop the process at once and see it say so.
-  log({ level: 'info', msg: 'listening', port, database: database.kind, store: ctx.store.kind })
+  log({ level: 'info', msg: 'listening', port, database: database.kind, store: ctx.store.kind, ...(metrics && { metrics_port: metrics.port }) })
   // Started without `--max-http-header-size` above MAX_HEADER_BYTES, the listener refuses long heads first, bodiless.
   const listenerHeadBound = (await import('node:http')).maxHeaderSize
   if (listenerHeadBound <= config.maxHeaderBytes)

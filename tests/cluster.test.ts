@@ -2,7 +2,8 @@
  * The service as deployed past one process, through scripts/cluster.sh: PgBouncer in transaction pooling in front
  * of the run's Postgres, three server processes, HAProxy in front of them. A mixed load runs through HAProxy and one
  * process is killed with SIGKILL in the middle; then nothing acknowledged is missing, balances add up, every kiosk
- * stream is back with the latest snapshot and the rate limit held across the processes.
+ * stream is back with the latest snapshot and the rate limit held across the processes. Before the load, concurrent
+ * exchanges spread over the processes get gapless receipt numbers.
  */
 import { describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -122,6 +123,35 @@ async function exportsThroughPgBouncer(api: ReturnType<typeof jsonClient>, db: R
   expect((await api('GET', path, { bearer: granted.body.token })).status).toBe(200)
 }
 
+/**
+ * Exchanges sent at once through HAProxy to the three processes, over PgBouncer in transaction pooling: their receipt
+ * numbers are 1…N for the company with no gap and no duplicate, whichever process and server connection made each.
+ */
+async function exchangesThroughCluster(api: ReturnType<typeof jsonClient>, db: ReturnType<typeof postgres>, keys: string[], companyId: number, cajaId: number) {
+  const [admin] = keys
+  for (const [name, kind] of [['Compra de divisas', 'exchange'], ['Venta de divisas', 'exchange']])
+    expect((await api('POST', '/api/operation-types', { key: admin, body: { name, kind } })).status).toBe(201)
+  expect((await api('PUT', '/api/ventanilla/rates', { key: admin, body: { rates: [{ currency: 'USD', buy: '1165.5', sell: '1185.5' }] } })).status).toBe(200)
+  const N = 36
+  const replies = await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      api('POST', '/api/exchanges', {
+        key: keys[i % keys.length],
+        body: { side: i % 2 ? 'sell' : 'buy', currency: 'USD', amount: `${i + 1}.5`, caja_id: cajaId, customer: { name: `Cliente ${i % 5}`, document: { type: 'DNI', number: String(20_000_000 + (i % 5)) } } },
+      }),
+    ),
+  )
+  expect(replies.map((r) => r.status)).toEqual(Array(N).fill(201))
+  const expected = Array.from({ length: N }, (_, i) => `00001-${String(i + 1).padStart(8, '0')}`)
+  expect(replies.map((r) => r.body.receipt.number).sort()).toEqual(expected)
+  const stored = await db<{ seq: number }[]>`select seq from receipts where company_id = ${companyId} and point = 1 order by seq`
+  expect(stored.map((r) => r.seq)).toEqual(expected.map((_, i) => i + 1))
+  // Five documents, five customers, however the exchanges naming them interleaved across the processes.
+  const [{ customers }] = await db<{ customers: number }[]>`select count(*)::int as customers from clients where company_id = ${companyId} and document_number is not null`
+  expect(customers).toBe(5)
+  console.log(`[cluster] ${N} concurrent exchanges through HAProxy and PgBouncer: receipts ${expected[0]} … ${expected[N - 1]}, no gap, no duplicate`)
+}
+
 async function load(cluster: RunningCluster, db: ReturnType<typeof postgres>, dir: string) {
   // Behind transaction pooling without the setting, a process refuses to start and says why.
   const unset = await refusedStart(dir, { DATABASE_URL: cluster.pooledUrl })
@@ -162,6 +192,7 @@ async function load(cluster: RunningCluster, db: ReturnType<typeof postgres>, di
   expect(token.status).toBe(201)
 
   await exportsThroughPgBouncer(api, db, admin, cuenta.body.id)
+  await exchangesThroughCluster(api, db, [admin, ...writerKeys], companyId, caja.body.id)
 
   const screens = Array.from({ length: 6 }, () => new Screen(`${cluster.base}/api/public/ventanilla/${token.body.token}/events`))
   expect(await until(() => screens.every((s) => s.last !== null), 20_000)).toBe(true)

@@ -53,6 +53,10 @@ async function fixtures(t: TestApp, c: Company) {
   const attached = await t.request('POST', `/api/operations/${opPending}/attachments`, { key: c.key, raw: form })
   if (attached.status !== 201) throw new Error(`attachment: ${attached.status} ${JSON.stringify(attached.body)}`)
 
+  // An exchange with its receipt, on the caja and without a customer: outside the scoped employee's clients.
+  await call('POST', '/api/operation-types', { name: 'Compra de divisas', kind: 'exchange' })
+  await call('PUT', '/api/ventanilla/rates', { rates: [{ currency: 'USD', buy: '1000', sell: '1100' }] })
+  const opExchange = (await call('POST', '/api/exchanges', { side: 'buy', currency: 'USD', amount: '0.5', caja_id: caja.id })).operation.id as number
   const costCenter = (await call('POST', '/api/cost-centers', { name: 'Sueldos', client_id: outside.id, default_currency: 'ARS' })).id as number
   const tool = (
     await call('POST', '/api/messaging/tools', {
@@ -81,7 +85,7 @@ async function fixtures(t: TestApp, c: Company) {
   const event = (await call('GET', '/api/events?limit=1')).data[0].id as string
 
   return {
-    company: c, caja, outside, bare, tag, spareTag, employee, apiKey, opPending, opCompleted, opCancel, opTrade,
+    company: c, caja, outside, bare, tag, spareTag, employee, apiKey, opPending, opCompleted, opCancel, opTrade, opExchange,
     attachment: attached.body.id as number, costCenter, tool, mesa, line, service, ticket, calledTicket, movingTicket,
     kiosk: { id: kiosk.id as number, token: kiosk.token as string }, revokedKioskToken: revokedKiosk.token as string,
     dispenser: { id: dispenser.id as number, token: dispenser.token as string }, revokedDispenserToken: revokedDispenser.token as string,
@@ -138,6 +142,7 @@ const CASES: Record<string, Case> = {
   'POST /api/operations/{id}/approve': { kind: 'operation', call: ({ t }) => ({ path: `/api/operations/${t.opPending}/approve` }) },
   'POST /api/operations/{id}/revert': { kind: 'operation', call: ({ t }) => ({ path: `/api/operations/${t.opCompleted}/revert` }) },
   'POST /api/operations/{id}/cancel': { kind: 'operation', call: ({ t }) => ({ path: `/api/operations/${t.opCancel}/cancel` }) },
+  'GET /api/operations/{id}/receipt': { kind: 'operation', call: ({ t }) => ({ path: `/api/operations/${t.opExchange}/receipt` }) },
   'GET /api/operations/{id}/attachments': { kind: 'operation', call: ({ t }) => ({ path: `/api/operations/${t.opPending}/attachments` }) },
   'POST /api/operations/{id}/attachments': { kind: 'operation', call: ({ t }) => ({ path: `/api/operations/${t.opPending}/attachments`, form: upload }) },
   'DELETE /api/operations/{id}/attachments/{attachmentId}': {

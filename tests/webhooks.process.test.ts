@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { SignJWT } from 'jose'
+import postgres from 'postgres'
 import { postgresTest, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
 import { startServer, type RunningServer } from './server'
 import { startReceiver, verify, type Receiver } from './receiver'
@@ -232,6 +233,64 @@ describe('webhook delivery across processes', () => {
 
       hold = false
       for (const s of [a, b]) {
+        s.proc.kill('SIGTERM')
+        await s.proc.exited
+        running.delete(s.proc)
+      }
+    },
+    120_000,
+  )
+
+  postgresTest(
+    'a statement cut off with its connection: its outcomes are recorded by the next one at once, nothing sent again',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'fos-webhooks-cut-'))
+      dirs.push(dataDir)
+      // The default attempt timeout: leases of 30 s, which nothing here may wait out.
+      const s = await start(dataDir, process.env.TEST_DATABASE_URL, 'cut', { WEBHOOK_TIMEOUT_SECONDS: '15' })
+      const c = await company(s, `Webhooks cut ${process.pid}`)
+      const r = receiver()
+      let hold = true
+      r.respond = async () => {
+        while (hold) await Bun.sleep(20)
+        return new Response('ok')
+      }
+      const ep = await api(s.base, 'POST', '/api/webhook-endpoints', { key: c.key, body: { url: r.url, event_types: ['operation.created'] } })
+      for (let i = 0; i < 20; i++) await c.operation(s.base)
+      await r.until((all) => all.length >= 20, 10_000)
+      const admin = postgres(process.env.TEST_DATABASE_URL!, { max: 2, onnotice: () => {} })
+      try {
+        // The statement recording the 20 outcomes waits behind the claims' lock, and its connection is cut there.
+        const session = await admin.reserve()
+        await session`begin`
+        await session`select pg_advisory_xact_lock(727416, 0)`
+        hold = false
+        let waiting: { pid: number } | undefined
+        const deadline = Date.now() + 10_000
+        while (!waiting && Date.now() < deadline) {
+          ;[waiting] = await admin<{ pid: number }[]>`select pid from pg_locks where locktype = 'advisory' and not granted and classid = 727416 and objid = 0`
+          if (!waiting) await Bun.sleep(20)
+        }
+        expect(waiting).toBeDefined()
+        await admin`select pg_terminate_backend(${waiting!.pid})`
+        await session`commit`
+        session.release()
+        const cutAt = Date.now()
+        let states: { status: string; leased: boolean }[] = []
+        while (Date.now() - cutAt < 10_000) {
+          states = await admin`select status, locked_until is not null as leased from webhook_deliveries where endpoint_id = ${ep.id}`
+          if (states.every((d) => d.status === 'succeeded' && !d.leased)) break
+          await Bun.sleep(50)
+        }
+        // Recorded within seconds, not when the 30 s leases run out; and nothing delivered twice.
+        expect(states.map((d) => [d.status, d.leased])).toEqual(Array(20).fill(['succeeded', false]))
+        expect(Date.now() - cutAt).toBeLessThan(10_000)
+        await Bun.sleep(500)
+        expect(r.received.length).toBe(20)
+        const log = (await api(s.base, 'GET', `/api/webhook-endpoints/${ep.id}/attempts`, { key: c.key })).data
+        expect(log.map((a: any) => a.status)).toEqual(Array(20).fill('succeeded'))
+      } finally {
+        await admin.end({ timeout: 1 })
         s.proc.kill('SIGTERM')
         await s.proc.exited
         running.delete(s.proc)

@@ -12,6 +12,12 @@ export const clients = pgTable(
     description: text('description').notNull().default(''),
     /** 0 = internal caja, 1 = external running account. */
     type: smallint('type').notNull(),
+    /** The customer's identity document (contract §19): all three set, or none. */
+    documentType: text('document_type'),
+    /** Without dots, spaces or dashes, upper case (server/modules/clients/document.ts). */
+    documentNumber: text('document_number'),
+    /** ISO 3166-1 alpha-2. */
+    documentCountry: text('document_country'),
     ...timestamps,
     deletedAt: deletedAt(),
   },
@@ -24,6 +30,12 @@ export const clients = pgTable(
     index('clients_company_type_name')
       .on(t.companyId, t.type, sql`${t.name} collate "C"`, t.id)
       .where(sql`${t.deletedAt} is null`),
+    // The real guard of "one live client per document": concurrent creates cannot both pass a check made first.
+    uniqueIndex('clients_company_document_live')
+      .on(t.companyId, t.documentType, t.documentNumber)
+      .where(sql`${t.deletedAt} is null and ${t.documentNumber} is not null`),
+    // `GET /api/clients?document=` finds by number whatever the type.
+    index('clients_company_document_number').on(t.companyId, t.documentNumber).where(sql`${t.deletedAt} is null and ${t.documentNumber} is not null`),
   ],
 )
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { boolean, index, integer, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
-import { deletedAt, timestamps } from './columns'
+import { deletedAt, money, timestamps } from './columns'
 
 export const companies = pgTable('companies', {
   id: serial('id').primaryKey(),
@@ -8,6 +8,17 @@ export const companies = pgTable('companies', {
   timezone: text('timezone').notNull().default('America/Argentina/Buenos_Aires'),
   mesasEnabled: boolean('mesas_enabled').notNull().default(false),
   ventanillaEnabled: boolean('ventanilla_enabled').notNull().default(false),
+  // The company's own data printed on its receipts (contract §18); null until the owner fills it in.
+  legalName: text('legal_name'),
+  taxId: text('tax_id'),
+  address: text('address'),
+  /** The exchange-house registration shown on receipts. */
+  license: text('license'),
+  /** The point of sale receipts are numbered under (`PPPPP-NNNNNNNN`); each point has its own sequence. */
+  receiptPoint: integer('receipt_point').notNull().default(1),
+  localCurrency: text('local_currency').notNull().default('ARS'),
+  /** The largest till count difference (any currency) a close may have without `tills.supervise`. */
+  tillTolerance: money('till_tolerance').notNull().default('0'),
   ...timestamps,
 })
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, bigserial, boolean, index, integer, jsonb, pgSequence, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, bigserial, boolean, index, integer, jsonb, pgSequence, pgTable, serial, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { companyId, deletedAt, timestamps } from './columns'
 
 /** Feed positions, handed out to committed events by the sealing step of `GET /api/events`. */
@@ -70,6 +70,11 @@ export const webhookDeliveries = pgTable(
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     /** Lease of the worker sending it; past it, the attempt is taken as lost (a crash) and made again. */
     lockedUntil: timestamp('locked_until', { withTimezone: true, mode: 'date' }),
+    /**
+     * The worker holding the lease: a worker that lost its database connection mid-claim does not know what it
+     * claimed, and gives back its own leases that it is not sending instead of leaving them to run out.
+     */
+    lockedBy: uuid('locked_by'),
     /** Bumped by a resend, so an attempt already in flight does not close the delivery the resend reopened. */
     generation: integer('generation').notNull().default(0),
     ...timestamps,

@@ -46,9 +46,9 @@ BEGIN
        WHERE d.operation_id = CASE WHEN TG_TABLE_NAME = 'operations' THEN (row_data->>'id')::integer ELSE (row_data->>'operation_id')::integer END
        LIMIT 1;
     END IF;
-  ELSIF chan IS NULL OR chan NOT IN ('cli', 'setup') THEN
+  ELSIF chan IS NULL OR chan NOT IN ('cli', 'setup', 'dispenser') THEN
     -- A tool run's channel belongs to the operation it makes; the operator's own ways in (the admin CLI, the first-run
-    -- setup) mark every row they change.
+    -- setup) and a ticket dispenser, which acts for nobody else, mark every row they change.
     chan := NULL;
     chan_detail := NULL;
   END IF;
@@ -226,8 +226,10 @@ BEGIN
       JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = current_schema()
        AND c.relkind = 'r'
-       -- The event outbox and the webhook delivery log are themselves records of changes, not changes.
-       AND c.relname NOT IN ('audit_logs', 'audit_digests', 'audit_seals', 'audit_pending', 'idempotency_keys', 'events', 'webhook_deliveries', 'webhook_attempts')
+       -- The event outbox and the webhook delivery log are themselves records of changes, not changes. A receipt
+       -- counter only repeats the number its receipt row (audited) carries.
+       AND c.relname NOT IN ('audit_logs', 'audit_digests', 'audit_seals', 'audit_pending', 'idempotency_keys', 'events', 'webhook_deliveries', 'webhook_attempts',
+                             'receipt_counters')
        AND (c.relname = 'companies' OR EXISTS (
              SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'company_id' AND NOT a.attisdropped))
   LOOP

@@ -96,6 +96,12 @@ BEGIN
         FROM operation_attachments a
         LEFT JOIN employees e ON e.company_id = a.company_id AND lower(e.email) = lower(a.uploaded_by_email) AND e.deleted_at IS NULL
         WHERE a.operation_id = o.id AND a.deleted_at IS NULL), '[]'::jsonb))
+      -- An exchange's operation (contract §19) also shows the exchange and its receipt number.
+      || coalesce((SELECT jsonb_build_object(
+          'exchange', jsonb_build_object('side', e.side, 'currency', e.currency, 'amount', trim_scale(e.amount), 'rate', trim_scale(e.rate),
+            'rate_source', e.rate_source, 'local_amount', trim_scale(e.local_amount), 'commission', trim_scale(e.commission), 'ticket_id', e.ticket_id),
+          'receipt_number', lpad(r.point::text, 5, '0') || '-' || lpad(r.seq::text, greatest(8, length(r.seq::text)), '0'))
+        FROM exchanges e JOIN receipts r ON r.operation_id = e.operation_id WHERE e.operation_id = o.id), '{}'::jsonb)
     FROM operations o WHERE o.id = op);
 END
 $$;

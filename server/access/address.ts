@@ -17,3 +17,6 @@ export function clientAddress(request: Request, server: Peer, trustProxy: boolea
  * probes every process from one address and a refusal would take a healthy process out of rotation.
  */
 export const isHealthCheck = (request: Request) => /^[a-z]+:\/\/[^/]+\/health(\/[^?]*)?(\?|$)/.test(request.url)
+
+/** The probes no rate limit charges: the balancer's checks and the metrics scrape (which has its own token). */
+export const isProbe = (request: Request) => isHealthCheck(request) || /^[a-z]+:\/\/[^/]+\/metrics(\?|$)/.test(request.url)

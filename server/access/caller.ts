@@ -25,6 +25,7 @@ export const PERMISSIONS = [
   'webhooks.manage',
   'company.admin',
   'employees.manage',
+  'exchanges.rate',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 

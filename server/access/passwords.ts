@@ -37,7 +37,7 @@ function pooled<T>(work: () => Promise<T>): Promise<T> {
   const deadline = new Promise<never>((_, refuse) => {
     timer = setTimeout(() => {
       expired = true
-      refuse(overloaded())
+      refuse(overloaded('password_hashing'))
     }, queueMs)
   })
   return Promise.race([queued, deadline])

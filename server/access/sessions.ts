@@ -50,7 +50,8 @@ export function checkOrigin(request: Request, publicBaseUrl: string) {
 }
 
 export interface SessionCaller extends Caller {
-  session: { id: number; expiresAt: Date }
+  /** The session, and the company it was opened in as the apps show it (its name, and its time zone for dates). */
+  session: { id: number; expiresAt: Date; company: { name: string; timezone: string } }
 }
 
 const lookups = new WeakMap<object, ReturnType<typeof sessionLookup>>()
@@ -68,6 +69,8 @@ function sessionLookup(db: Db) {
       clientIds: employees.clientIds,
       mesas: companies.mesasEnabled,
       ventanilla: companies.ventanillaEnabled,
+      companyName: companies.name,
+      timezone: companies.timezone,
     })
     .from(employeeSessions)
     .innerJoin(employees, and(eq(employees.id, employeeSessions.employeeId), isNull(employees.deletedAt)))
@@ -100,7 +103,7 @@ export async function authenticateSession(db: Db, token: string, now: Date): Pro
     keyId: 0,
     modules: { mesas: row.mesas, ventanilla: row.ventanilla },
     employee: { id: row.employeeId, email: row.email, name: row.name, permissions: row.permissions ?? [], clientIds: row.clientIds ?? [] },
-    session: { id: row.id, expiresAt: row.expiresAt },
+    session: { id: row.id, expiresAt: row.expiresAt, company: { name: row.companyName, timezone: row.timezone } },
   }
 }
 
@@ -138,7 +141,7 @@ export async function signIn(app: AppContext, devices: DeviceCookies, input: { c
   const email = input.email.trim().toLowerCase()
   const account = email.normalize('NFKC')
   const [row] = await db
-    .select({ companyId: companies.id, id: employees.id, email: employees.email, name: employees.name, permissions: employees.permissions, clientIds: employees.clientIds, passwordHash: employees.passwordHash })
+    .select({ companyId: companies.id, companyName: companies.name, timezone: companies.timezone, id: employees.id, email: employees.email, name: employees.name, permissions: employees.permissions, clientIds: employees.clientIds, passwordHash: employees.passwordHash })
     .from(companies)
     .leftJoin(employees, and(eq(employees.companyId, companies.id), sql`lower(${employees.email}) = ${email}`, isNull(employees.deletedAt)))
     .where(eq(companies.id, input.company_id))
@@ -176,6 +179,7 @@ export async function signIn(app: AppContext, devices: DeviceCookies, input: { c
     deviceCookie: devices.issue(input.company_id, account),
     session: {
       employee,
+      company: { id: input.company_id, name: row.companyName, timezone: row.timezone },
       expires_at: expiresAt.toISOString(),
     },
   }

@@ -1,7 +1,8 @@
 /**
- * The operator CLI: `bun run admin <command>` on the server's machine, against the server's own database
- * (DATABASE_URL, else the embedded one under DATA_DIR), whether the server runs or not. Every change is one
- * transaction audited with channel `cli`; bad arguments print the usage and exit 2 before the database is opened.
+ * The operator CLI: `npm run admin -- <command>` (or `bun run admin <command>` where Bun is installed) on the
+ * server's machine, against the server's own database (DATABASE_URL, else the embedded one under DATA_DIR), whether
+ * the server runs or not. Every change is one transaction audited with channel `cli`; bad arguments print the usage
+ * and exit 2 before the database is opened; `--help` prints it and exits 0.
  */
 import { userInfo } from 'node:os'
 import { join } from 'node:path'
@@ -11,13 +12,17 @@ import { DatabaseSetupError, openDatabase, type Database, type Tx } from '../../
 import { ConfigError, loadConfig } from '../config'
 import { issueKey } from '../access/keys'
 import { ApiError } from '../lib/errors'
+import { DomainEvents, eventTransaction } from '../lib/events'
 import { validTimezone } from '../lib/time'
-import { companyById, createCompanyRecord, createOwner, generatePassword, MODULES, resetPassword, setModules, type ModuleName } from '../modules/setup/service'
+import { companyById, createCompanyRecord, createOwner, createStarterSet, generatePassword, MODULES, resetPassword, setModules, type ModuleName } from '../modules/setup/service'
+import { record } from '../modules/webhooks/outbox'
 
-export const USAGE = `Usage: bun run admin <command>
+export const USAGE = `Usage: npm run admin -- <command>    (or, where Bun is installed: bun run admin <command>)
 
-  company create --name NAME [--timezone ZONE] [--modules mesas,ventanilla]
-      Creates a company; prints its id and a new company key (shown only once).
+  company create --name NAME [--timezone ZONE] [--modules mesas,ventanilla] [--starter]
+      Creates a company; prints its id and a new company key (shown only once). --starter adds the
+      ready start: caja "Caja principal" (ARS, USD, EUR, BRL), the operation types "Compra de divisas",
+      "Venta de divisas", "Ingreso", "Egreso", "Ajuste de caja" and the transaction types "Capital", "Comisión".
   company modules COMPANY_ID [--on mesas,ventanilla] [--off mesas,ventanilla]
       Switches modules on or off.
   key create COMPANY_ID --name NAME
@@ -28,13 +33,14 @@ export const USAGE = `Usage: bun run admin <command>
       Gives an employee a new generated password (shown only once) and ends their sessions.
 
 Uses DATABASE_URL, or the embedded database under DATA_DIR (default ./data), as the server does.
+--help (or -h, or help) prints this and exits 0.
 Exit codes: 0 done, 1 refused or failed (nothing written), 2 bad arguments (nothing written).`
 
 /** A wrong command line: the usage is printed with it, and nothing is opened or written. */
 export class UsageError extends Error {}
 
 export type Command =
-  | { kind: 'company create'; name: string; timezone?: string; modules: ModuleName[] }
+  | { kind: 'company create'; name: string; timezone?: string; modules: ModuleName[]; starter: boolean }
   | { kind: 'company modules'; companyId: number; on: ModuleName[]; off: ModuleName[] }
   | { kind: 'key create'; companyId: number; name: string }
   | { kind: 'owner create'; companyId: number; email: string; name: string }
@@ -47,12 +53,13 @@ const OPTIONS = {
   on: { type: 'string' },
   off: { type: 'string' },
   email: { type: 'string' },
+  starter: { type: 'boolean' },
 } as const
 
-type Options = { [K in keyof typeof OPTIONS]?: string }
+type Options = { [K in Exclude<keyof typeof OPTIONS, 'starter'>]?: string } & { starter?: boolean }
 
 const ALLOWED: Record<Command['kind'], (keyof Options)[]> = {
-  'company create': ['name', 'timezone', 'modules'],
+  'company create': ['name', 'timezone', 'modules', 'starter'],
   'company modules': ['on', 'off'],
   'key create': ['name'],
   'owner create': ['email', 'name'],
@@ -108,7 +115,7 @@ export function parseCommand(argv: string[]): Command {
     case 'company create': {
       const timezone = v.timezone === undefined ? undefined : v.timezone.trim()
       if (timezone !== undefined && !validTimezone(timezone)) throw new UsageError(`--timezone "${timezone}" is not an IANA time zone (e.g. America/Argentina/Buenos_Aires)`)
-      return { kind, name: text(v.name, 'name'), timezone, modules: modules(v.modules, 'modules') }
+      return { kind, name: text(v.name, 'name'), timezone, modules: modules(v.modules, 'modules'), starter: v.starter === true }
     }
     case 'company modules': {
       const id = companyId(rest[0])
@@ -130,20 +137,34 @@ export function parseCommand(argv: string[]): Command {
 
 const onOff = (on: boolean) => (on ? 'on' : 'off')
 
+/**
+ * What the CLI's changes announce is recorded in the event feed as the server records it (the starter set's
+ * `client.created`, `account.created`); no server process may be running to hear it, and a new company has no
+ * webhook endpoint to wake a worker for.
+ */
+const recordedEvents = () => new DomainEvents().on('*', async (tx, events) => void (await record(tx, events)))
+
 /** Runs a checked command in one transaction; answers the lines to print. */
 export async function runCommand(database: Database, command: Command, now = new Date()): Promise<string[]> {
   // The trail says the operator's CLI did it, and which command, as which user of the machine.
   const detail = JSON.stringify({ command: command.kind, user: userInfo().username })
-  return database.db.transaction(async (tx: Tx) => {
+  return eventTransaction(database.db, recordedEvents(), async (tx: Tx) => {
     await tx.execute(sql`select set_config('app.channel', 'cli', true), set_config('app.channel_detail', ${detail}, true)`)
     switch (command.kind) {
       case 'company create': {
         const modules = Object.fromEntries(command.modules.map((m) => [m, true]))
         const company = await createCompanyRecord(tx, { name: command.name, timezone: command.timezone, modules }, now)
         const key = await issueKey(tx, company.id, null, 'cli')
+        const starter = command.starter ? await createStarterSet(tx, company) : null
         return [
           `Company ${company.id} created: ${company.name} (${company.timezone}; mesas ${onOff(company.modules.mesas)}, ventanilla ${onOff(company.modules.ventanilla)})`,
           `company_id: ${company.id}`,
+          ...(starter
+            ? [
+                `Starter set: caja "${starter.caja.name}" (client ${starter.caja.id}; ${starter.caja.accounts.map((a) => a.currency_name).join(', ')}), ` +
+                  `operation types ${starter.operationTypes.map((t) => `"${t.name}"`).join(', ')}, transaction types ${starter.transactionTypes.map((t) => `"${t.name}"`).join(', ')}`,
+              ]
+            : []),
           `Company key (shown only now, keep it safe): ${key.key}`,
         ]
       }
@@ -174,6 +195,11 @@ export async function runCommand(database: Database, command: Command, now = new
 
 /** The whole CLI: answers the exit code; writes to the given streams. */
 export async function main(argv: string[], out = (s: string) => console.log(s), err = (s: string) => console.error(s)): Promise<number> {
+  // Asked for, the usage is the answer and goes to stdout; only a mistake is an error.
+  if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
+    out(USAGE)
+    return 0
+  }
   let command: Command
   try {
     command = parseCommand(argv)

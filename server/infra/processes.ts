@@ -19,8 +19,14 @@ const PAUSE_MS = { min: 1_000, max: 30_000 }
 /** How long copies get to finish their requests once asked to stop, before they are killed. */
 const GRACE_MS = 15_000
 
+/** Set in a copy's environment: its place among the copies, 1 to N−1, kept when it is started again. */
+const SLOT = 'FOS_PROCESS_SLOT'
+
 /** True in a process another server process started. */
 export const isCopy = () => process.env[FIRST] !== undefined
+
+/** This process's place in a PROCESSES start: 0 for the first (or only) one, 1 to N−1 for its copies. */
+export const processSlot = () => Number(process.env[SLOT] ?? 0)
 
 /** In a copy: `then` runs once the first process is gone or lets go of it (its pipe closes). */
 export function whenFirstGone(then: () => void) {
@@ -59,7 +65,7 @@ export function startCopies(count: number, port: number, log: (entry: Record<str
   const start = (slot: number, pause: number) => {
     const started = Date.now()
     const proc = Bun.spawn(args, {
-      env,
+      env: { ...env, [SLOT]: String(slot) },
       stdin: 'pipe',
       stdout: 'inherit',
       stderr: 'inherit',

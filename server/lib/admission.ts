@@ -1,10 +1,17 @@
 import { ApiError } from './errors'
+import type { UnavailableCause } from '../infra/telemetry'
 
 /** Seconds a caller refused for overload is told to wait. */
 export const OVERLOAD_RETRY_AFTER_S = 1
 
-export const overloaded = () =>
-  new ApiError(503, 'SERVICE_UNAVAILABLE', 'The service is busy; retry shortly', undefined, { 'retry-after': String(OVERLOAD_RETRY_AFTER_S) })
+/** A 503 SERVICE_UNAVAILABLE with Retry-After; its cause is counted (fos_unavailable_total), never shown. */
+export class Overloaded extends ApiError {
+  constructor(readonly cause503: UnavailableCause) {
+    super(503, 'SERVICE_UNAVAILABLE', 'The service is busy; retry shortly', undefined, { 'retry-after': String(OVERLOAD_RETRY_AFTER_S) })
+  }
+}
+
+export const overloaded = (cause: UnavailableCause) => new Overloaded(cause)
 
 interface Waiter {
   company: number
@@ -31,6 +38,8 @@ export class Admission {
   constructor(
     private readonly capacity: number,
     private readonly waitMs: number,
+    /** Told how long each admitted transaction waited, in seconds (0 when there was room at once). */
+    private readonly waited?: (seconds: number) => void,
   ) {
     this.companyCap = Math.max(1, Math.ceil(capacity / 2))
   }
@@ -64,19 +73,24 @@ export class Admission {
   /** Resolves with the release of a slot, or rejects 503 SERVICE_UNAVAILABLE after `waitMs` in line. */
   enter(company: number): Promise<() => void> {
     // Whoever waits in line does not fit (each release admits every waiter that does), so room now is room for this one.
-    if (this.fits(company)) return Promise.resolve(this.take(company))
+    if (this.fits(company)) {
+      this.waited?.(0)
+      return Promise.resolve(this.take(company))
+    }
+    const since = performance.now()
     return new Promise((admitted, refused) => {
       const waiter: Waiter = {
         company,
         admit: () => {
           clearTimeout(timer)
+          this.waited?.((performance.now() - since) / 1000)
           admitted(this.take(company))
         },
       }
       const timer = setTimeout(() => {
         const i = this.line.indexOf(waiter)
         if (i !== -1) this.line.splice(i, 1)
-        refused(overloaded())
+        refused(overloaded('db_pool_queue'))
       }, this.waitMs)
       this.line.push(waiter)
     })
@@ -84,5 +98,15 @@ export class Admission {
 
   get waiting() {
     return this.line.length
+  }
+
+  /** Transactions holding a connection now. */
+  get inUse() {
+    return this.open
+  }
+
+  /** Connections the line admits at once (the pool's size). */
+  get size() {
+    return this.capacity
   }
 }

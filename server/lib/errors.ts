@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'TICKET_CLOSED'
   | 'PREFIX_TAKEN'
   | 'INVALID_TICKET_STATUS'
+  | 'DOCUMENT_TAKEN'
   | 'BALANCE_NOT_ZERO'
   | 'FILE_TOO_LARGE'
   | 'PAYLOAD_TOO_LARGE'
@@ -37,6 +38,7 @@ export type ErrorCode =
   | 'UNKNOWN_TRANSACTION_TYPE'
   | 'UNKNOWN_EMPLOYEE'
   | 'UNKNOWN_SERVICE'
+  | 'UNKNOWN_TICKET'
   | 'INVALID_PARAMETERS'
   | 'NO_TRADE_LEGS'
   | 'WEBHOOK_URL_NOT_ALLOWED'
@@ -70,3 +72,14 @@ export const unprocessable = (code: ErrorCode, message: string, details?: unknow
   new ApiError(422, code, message, details)
 export const rateLimited = (message: string, retryAfterS: number) =>
   new ApiError(429, 'RATE_LIMITED', message, undefined, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterS))) })
+
+/**
+ * Whether `e` (or an error it wraps) is Postgres's unique violation, of the index or constraint `name` when given: the
+ * answer a unique index gives a writer that lost a race against another.
+ */
+export function isUniqueViolation(e: unknown, name?: string): boolean {
+  for (let cur = e as { code?: string; constraint_name?: string; constraint?: string; message?: string; cause?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
+    if (cur.code === '23505' && (name === undefined || String(cur.constraint_name ?? cur.constraint ?? cur.message ?? '').includes(name))) return true
+  }
+  return false
+}

@@ -5,6 +5,7 @@ import { fixedStatement } from '../../db/statement'
 import { keyHolds, type Caller } from '../access/caller'
 import type { AppContext } from '../context'
 import { Admission } from './admission'
+import { telemetryOf } from '../infra/telemetry'
 import { eventTransaction } from './events'
 import { conflict, invalid } from './errors'
 import { sha256 } from './secrets'
@@ -69,11 +70,17 @@ export async function tenantTx<T>(app: AppContext, caller: Caller, mode: TxMode,
 
 const admissions = new WeakMap<AppContext, Admission>()
 
-/** The pool's admission line; the embedded database has one connection and queues in itself. */
-function admission(app: AppContext): Admission | undefined {
+/**
+ * The pool's admission line (its waits feed fos_db_pool_wait_seconds when metrics are on); the embedded database
+ * has one connection and queues in itself.
+ */
+export function admission(app: AppContext): Admission | undefined {
   if (app.database.kind !== 'postgres') return undefined
   let a = admissions.get(app)
-  if (!a) admissions.set(app, (a = new Admission(app.config.dbPoolMax, app.config.dbQueueTimeoutMs)))
+  if (!a) {
+    const wait = telemetryOf(app)?.poolWait
+    admissions.set(app, (a = new Admission(app.config.dbPoolMax, app.config.dbQueueTimeoutMs, wait && ((s) => wait.observe(s)))))
+  }
   return a
 }
 

@@ -14,6 +14,8 @@ export interface AddressLimitOptions {
   trustProxy: boolean
   /** Tells which company a request's credential belongs to, when this process has seen it authenticate. */
   limits: Pick<RequestLimits, 'recognised'>
+  /** Told of each refusal. */
+  refused?: () => void
 }
 
 /**
@@ -48,11 +50,13 @@ export function addressLimit(opts: AddressLimitOptions) {
       if (!address) return
       const company = opts.limits.recognised(request)?.companyId
       const release = slots.take(address, company == null ? UNKNOWN : String(company))
-      if (!release)
+      if (!release) {
+        opts.refused?.()
         return new Response(JSON.stringify({ error: 'Too many requests in progress from this address', code: 'RATE_LIMITED' }), {
           status: 429,
           headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', connection: 'close' },
         })
+      }
       held.set(request, release)
       request.signal.addEventListener('abort', release, { once: true })
     })

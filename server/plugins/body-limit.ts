@@ -51,6 +51,18 @@ class BodyRefused extends Error {
 }
 
 const refusals = new WeakMap<Request, BodyRefused>()
+/** Each JSON body's text, as read once (see `bodyLimit`), for `sentJson`. */
+const jsonTexts = new WeakMap<Request, () => Promise<string>>()
+
+/**
+ * A JSON body as it was sent, parsed afresh from the bytes read once: the value the route saw is the framework's
+ * normalization of it to the route's schema, which keeps no trace of a field sent with the wrong type.
+ * Undefined when the request had no JSON body.
+ */
+export async function sentJson(request: Request): Promise<unknown> {
+  const text = jsonTexts.get(request)
+  return text && parseExactNumbers(await text())
+}
 /** Requests whose route takes files: only their multipart body may be read. */
 const fileRoutes = new WeakSet<Request>()
 
@@ -300,6 +312,7 @@ export function bodyLimit(limits: BodyLimits) {
           throw refusal
         }
       }
+      if (kind === 'json') jsonTexts.set(request, text)
       Object.defineProperty(request, 'body', { get: body, configurable: true })
       Object.assign(request, {
         arrayBuffer: async () => (await bytes()).buffer,

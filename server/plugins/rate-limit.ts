@@ -3,7 +3,8 @@ import { sql } from 'drizzle-orm'
 import type { Database } from '../../db/client'
 import { LRUCache } from 'lru-cache'
 import type { AppContext } from '../context'
-import { clientAddress, isHealthCheck, type Peer } from '../access/address'
+import { telemetryOf } from '../infra/telemetry'
+import { clientAddress, isProbe, type Peer } from '../access/address'
 import { authenticateGrant, authenticateKey, GRANT_KIND } from '../access/caller'
 import { superadminVerifier } from '../modules/superadmin/service'
 import { authenticateSession, sessionToken } from '../access/sessions'
@@ -178,12 +179,21 @@ export interface RateLimitOptions {
    * `RequestLimits`).
    */
   resolve?: (credential: Credential) => Promise<{ companyId: number | null }>
+  /** Told of each refusal: by a credential's bucket (its own or its company's) or an address's. */
+  refused?: (limit: 'credential' | 'address') => void
 }
 
-/** The policy as the RateLimit fields name it (draft-ietf-httpapi-ratelimit-headers-09 and later). */
+/** The policies as the RateLimit fields name them (draft-ietf-httpapi-ratelimit-headers-09 and later). */
 export const KEY_POLICY = 'per-credential'
+export const ADDRESS_POLICY = 'per-address'
 /** The budget every credential of one company draws from as well. */
 export const COMPANY_POLICY = 'per-company'
+
+/** The current draft's two fields: the policy (a burst of q, refilled over w seconds) and what is left of it. */
+function draftHeaders(policy: string, v: Verdict): Record<string, string> {
+  const reset = v.ok ? v.reset : v.retryAfter
+  return { 'ratelimit-policy': `"${policy}";q=${v.limit};w=60`, ratelimit: `"${policy}";r=${v.ok ? v.remaining : 0};t=${reset}` }
+}
 
 /**
  * Budget headers of an answer. `RateLimit-Policy` (`"per-credential";q=6000;w=60`: a burst of q, refilled over w
@@ -192,14 +202,11 @@ export const COMPANY_POLICY = 'per-company'
  * refusal the reset is the wait Retry-After names, so every field agrees on when to come back.
  */
 export function budgetHeaders(policy: string, v: Verdict): Record<string, string> {
-  const reset = v.ok ? v.reset : v.retryAfter
-  const remaining = v.ok ? v.remaining : 0
   return {
-    'ratelimit-policy': `"${policy}";q=${v.limit};w=60`,
-    ratelimit: `"${policy}";r=${remaining};t=${reset}`,
+    ...draftHeaders(policy, v),
     'ratelimit-limit': String(v.limit),
-    'ratelimit-remaining': String(remaining),
-    'ratelimit-reset': String(reset),
+    'ratelimit-remaining': String(v.ok ? v.remaining : 0),
+    'ratelimit-reset': String(v.ok ? v.reset : v.retryAfter),
   }
 }
 
@@ -244,8 +251,8 @@ const REMEMBERED = 10_000
  * address's anonymous bucket is empty, a credential not yet known is looked up there and then (`resolve`), so someone
  * draining the anonymous budget of an address shared with others (a branch behind one NAT) cannot keep their keys
  * and sessions from their first request in a process; only a credential that authenticates nobody is then refused.
- * Answers to a known credential carry the budget headers (`budgetHeaders`); a refusal is 429 RATE_LIMITED with
- * Retry-After.
+ * Answers to a known credential carry the budget headers (`budgetHeaders`), answers charged to an address that
+ * address's (`draftHeaders`); a refusal is 429 RATE_LIMITED with Retry-After. The probes (`isProbe`) are never charged.
  */
 export class RequestLimits {
   private readonly take: ReturnType<typeof limiter>
@@ -268,7 +275,7 @@ export class RequestLimits {
 
   /** Charges an arriving request; the 429 answer when a bucket is empty. */
   async arrival(request: Request, server: Peer, headers: Record<string, string | number>): Promise<Response | undefined> {
-    if (isHealthCheck(request)) return
+    if (isProbe(request)) return
     const credential = credentialOf(request)
     const known = credential ? this.known.get(memoryId(credential)) : undefined
     if (credential && known) {
@@ -283,9 +290,14 @@ export class RequestLimits {
     }
     if (this.limits.perIp <= 0) return
     const v = await this.take(`ip:${clientAddress(request, server, this.opts.trustProxy ?? false) ?? 'unknown'}`, this.limits.perIp)
+    // The address's budget is told in the current draft's fields only.
+    Object.assign(headers, draftHeaders(ADDRESS_POLICY, v))
     if (v.ok) return
     const whose = credential && this.opts.resolve ? await this.opts.resolve(credential).catch(() => null) : null
-    if (whose === null) return apiErrorResponse(refusal(v, {}))
+    if (whose === null) {
+      this.opts.refused?.('address')
+      return apiErrorResponse(refusal(v, draftHeaders(ADDRESS_POLICY, v)))
+    }
     try {
       await this.authenticated(request, credential!, whose.companyId, headers)
     } catch (e) {
@@ -310,11 +322,15 @@ export class RequestLimits {
     if (perKey > 0) {
       const v = await this.take(bucketOf(credential), perKey)
       Object.assign(headers, budgetHeaders(KEY_POLICY, v))
-      if (!v.ok) throw refusal(v, budgetHeaders(KEY_POLICY, v))
+      if (!v.ok) {
+        this.opts.refused?.('credential')
+        throw refusal(v, budgetHeaders(KEY_POLICY, v))
+      }
     }
     if (perCompany > 0 && companyId !== null) {
       const v = await this.take(`c:${companyId}`, perCompany)
       if (!v.ok) {
+        this.opts.refused?.('credential')
         Object.assign(headers, budgetHeaders(COMPANY_POLICY, v))
         throw refusal(v, budgetHeaders(COMPANY_POLICY, v))
       }
@@ -328,10 +344,12 @@ const registry = new WeakMap<AppContext, RequestLimits>()
 export function requestLimits(app: AppContext): RequestLimits {
   const made = registry.get(app)
   if (made) return made
+  const telemetry = telemetryOf(app)
   const operators = superadminVerifier(app.config.superadmin)
   const limits = new RequestLimits(app.config.rateLimit, {
     store: app.database.kind === 'postgres' ? postgresBuckets(app.database) : memoryBuckets(),
     trustProxy: app.config.trustProxy,
+    refused: telemetry && ((limit) => telemetry.rateLimited.inc({ limit })),
     resolve: async (c) => {
       if (c.kind === 'key') return authenticateKey(app.db, c.value)
       if (c.kind === 'session') return authenticateSession(app.db, c.value, app.clock())
@@ -344,7 +362,7 @@ export function requestLimits(app: AppContext): RequestLimits {
   return limits
 }
 
-/** The limits of `requestLimits`, charged on every request's arrival (the balancer's health checks excepted). */
+/** The limits of `requestLimits`, charged on every request's arrival (the probes excepted). */
 export function rateLimit(limits: RequestLimits) {
   return new Elysia({ name: 'rate-limit' }).onRequest(({ request, server, set }) => limits.arrival(request, server, set.headers))
 }

@@ -20,22 +20,21 @@ type Fetch = (...args: unknown[]) => Response | Promise<Response>
  * (a refusal before routing, an error answer, a handler's own status), so the log and the answer never disagree.
  * The route pattern is logged, never the concrete path or query: kiosk tokens and signed-link signatures travel there.
  */
-export const requestLog = (log: (entry: Record<string, unknown>) => void) => {
+export const requestLog = (
+  log: (entry: Record<string, unknown>) => void,
+  /** Told of every answer too, with the same route, status and time (the metrics' request histogram). */
+  observe?: (route: string, method: string, status: number, seconds: number) => void,
+) => {
   const noteRoute = ({ request, route }: { request: Request; route?: string }) => {
     const s = started.get(request)
     if (s && route && !s.route) s.route = route
   }
   const write = (request: Request, response: Response) => {
     const s = started.get(request)
-    log({
-      level: 'info',
-      msg: 'request',
-      id: s?.id,
-      method: request.method,
-      route: s?.route ?? 'unmatched',
-      status: response.status,
-      ms: s ? Math.round((performance.now() - s.at) * 10) / 10 : undefined,
-    })
+    const ms = s ? performance.now() - s.at : undefined
+    const route = s?.route ?? 'unmatched'
+    log({ level: 'info', msg: 'request', id: s?.id, method: request.method, route, status: response.status, ms: ms === undefined ? undefined : Math.round(ms * 10) / 10 })
+    if (observe && ms !== undefined) observe(route, request.method, response.status, ms / 1000)
     return response
   }
   return new Elysia({ name: 'request-log' })

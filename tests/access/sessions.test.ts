@@ -79,13 +79,14 @@ describe('passwords', () => {
 })
 
 describe('sign-in', () => {
-  test('201 with the employee and expiry, and an HttpOnly SameSite=Strict cookie for 12 h', async () => {
+  test('201 with the employee, the company (name, time zone) and expiry, and an HttpOnly SameSite=Strict cookie for 12 h', async () => {
     const { c, e } = await staffMember()
     const before = Date.now()
     const r = await signIn(c.id, e.email.toUpperCase())
     expect(r.status).toBe(201)
     expect(r.body).toEqual({
       employee: { id: e.id, email: e.email, name: expect.any(String), permissions: ['ventanilla.call'], client_ids: [] },
+      company: { id: c.id, name: c.name, timezone: 'America/Argentina/Buenos_Aires' },
       expires_at: expect.stringMatching(/Z$/),
     })
     const ttl = Date.parse(r.body.expires_at) - before

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
@@ -41,6 +41,8 @@ pg('bun run admin on Postgres', () => {
       ['company', 'create', '--name', 'X', '--timezone', 'Mars/Olympus'],
       ['company', 'create', '--name', 'X', '--colour', 'red'],
       ['company', 'create', '--name', 'X', 'extra'],
+      ['company', 'create', '--name', 'X', '--starter=yes'],
+      ['key', 'create', '1', '--name', 'k', '--starter'],
       ['company', 'modules', '1'],
       ['company', 'modules', 'abc', '--on', 'mesas'],
       ['company', 'modules', '1', '--on', 'mesas', '--off', 'mesas'],
@@ -52,7 +54,7 @@ pg('bun run admin on Postgres', () => {
     ]) {
       const r = await admin(args, env())
       expect([args.join(' '), r.code]).toEqual([args.join(' '), 2])
-      expect(r.err).toContain('Usage: bun run admin <command>')
+      expect(r.err).toContain('Usage: npm run admin -- <command>')
       expect(r.err).toMatch(/^Error: \S/)
       expect(r.out).toBe('')
     }
@@ -118,6 +120,37 @@ pg('bun run admin on Postgres', () => {
     expect(trail.length).toBeGreaterThan(0)
   }, 120_000)
 
+  test('company create --starter: the ready start of §18, audited as cli and in the event feed', async () => {
+    const r = await admin(['company', 'create', '--name', 'Cambios Listos', '--starter'], env())
+    expect(r.err).toBe('')
+    expect(r.code).toBe(0)
+    const id = Number(/^company_id: (\d+)$/m.exec(r.out)![1])
+    const key = /^Company key \(shown only now, keep it safe\): (fos_\S+)$/m.exec(r.out)![1]
+    expect(r.out).toMatch(
+      /^Starter set: caja "Caja principal" \(client \d+; ARS, USD, EUR, BRL\), operation types "Compra de divisas", "Venta de divisas", "Ingreso", "Egreso", "Ajuste de caja", transaction types "Capital", "Comisión"$/m,
+    )
+    const clients = (await t.request('GET', '/api/clients', { key })).body
+    expect(clients.data.map((c: { name: string; type: number; accounts: { currency_name: string }[] }) => [c.name, c.type, c.accounts.map((a) => a.currency_name)])).toEqual([
+      ['Caja principal', 0, ['ARS', 'USD', 'EUR', 'BRL']],
+    ])
+    expect((await t.request('GET', '/api/operation-types', { key })).body.data.map((o: { name: string }) => o.name)).toEqual([
+      'Compra de divisas', 'Venta de divisas', 'Ingreso', 'Egreso', 'Ajuste de caja',
+    ])
+    expect((await t.request('GET', '/api/transaction-types', { key })).body.data.map((o: { name: string; is_commission: boolean }) => [o.name, o.is_commission])).toEqual([
+      ['Capital', false],
+      ['Comisión', true],
+    ])
+    const channels = await sqlc`select distinct channel from audit_logs where company_id = ${id}`
+    expect(channels.map((c) => c.channel)).toEqual(['cli'])
+    const feed = await t.request('GET', '/api/events', { key })
+    expect(feed.body.data.map((e: { type: string }) => e.type)).toEqual(['client.created', 'account.created', 'account.created', 'account.created', 'account.created'])
+    // Without the flag a company has no records (§1).
+    const bare = await admin(['company', 'create', '--name', 'Cambios Vacíos'], env())
+    const bareKey = /^Company key \(shown only now, keep it safe\): (fos_\S+)$/m.exec(bare.out)![1]
+    expect(bare.out).not.toContain('Starter set')
+    expect((await t.request('GET', '/api/clients', { key: bareKey })).body.count).toBe(0)
+  }, 120_000)
+
   test('an unknown company or employee: exit 1, nothing written', async () => {
     const before = (await sqlc`select count(*)::int as n from audit_logs`)[0].n
     for (const args of [
@@ -161,5 +194,54 @@ describe('bun run admin on the embedded database', () => {
       again.proc.kill('SIGTERM')
       await again.proc.exited
     }
+  }, 240_000)
+})
+
+/**
+ * `npm run admin -- …` exactly as the README types it, with a PATH of node, npm and sh alone (a directory of links to
+ * them): what a machine with a fresh clone has after `npm ci`, no runtime installed. npm puts node_modules/.bin (the
+ * project's own bun) on the script's PATH.
+ */
+const FRESH_PATH = mkdtempSync(join(tmpdir(), 'fos-cli-path-'))
+for (const tool of ['npm', 'node', 'sh']) symlinkSync(Bun.which(tool)!, join(FRESH_PATH, tool))
+afterAll(() => rmSync(FRESH_PATH, { recursive: true, force: true }))
+
+async function npmAdmin(args: string[], dataDir: string) {
+  const base = serverEnv(0, { dataDir })
+  const proc = Bun.spawn(['npm', 'run', 'admin', '--', ...args], { cwd: ROOT, env: { ...base, PATH: FRESH_PATH }, stdout: 'pipe', stderr: 'pipe' })
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { out, err, code }
+}
+
+describe('npm run admin as the README types it', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'fos-cli-npm-'))
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+  test('--help prints the usage with exit 0; a wrong command is still exit 2', async () => {
+    for (const flag of ['--help', '-h', 'help']) {
+      const help = await npmAdmin([flag], dataDir)
+      expect([flag, help.code]).toEqual([flag, 0])
+      expect(help.out).toContain('Usage: npm run admin -- <command>')
+      expect(help.out).toContain('owner create COMPANY_ID --email EMAIL --name NAME')
+    }
+    const wrong = await npmAdmin(['company'], dataDir)
+    expect(wrong.code).toBe(2)
+    expect(wrong.err).toContain('Error: unknown command "company"')
+    expect(wrong.err).toContain('Usage: npm run admin -- <command>')
+  }, 120_000)
+
+  test("the README's example with the id the previous command printed: the owner lands in that company", async () => {
+    // A company made earlier, so the new one is not number 1: the example must use the number printed, not 1.
+    expect((await npmAdmin(['company', 'create', '--name', 'Otra casa'], dataDir)).code).toBe(0)
+    const made = await npmAdmin(['company', 'create', '--name', 'Cambios del Sur', '--modules', 'ventanilla'], dataDir)
+    expect(made.code).toBe(0)
+    const id = /^company_id: (\d+)$/m.exec(made.out)![1]
+    expect(id).toBe('2')
+    const owner = await npmAdmin(['owner', 'create', id, '--email', 'marta@sur.example', '--name', 'Marta Gómez'], dataDir)
+    expect(owner.code).toBe(0)
+    expect(owner.out).toMatch(new RegExp(`^Owner \\d+ created: Marta Gómez <marta@sur.example> in company ${id}$`, 'm'))
+    const reset = await npmAdmin(['password', 'reset', id, '--email', 'marta@sur.example'], dataDir)
+    expect(reset.code).toBe(0)
+    expect(reset.out).toContain(`New password for marta@sur.example in company ${id} (shown only now): `)
   }, 240_000)
 })

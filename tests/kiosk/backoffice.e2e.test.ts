@@ -93,7 +93,7 @@ describe('the back office', () => {
     await signIn(supervisor())
     // Without the waiting room the supervisor opens on Operaciones, the first section it may see.
     await page.getByTestId('operations-section').waitFor({ timeout: SLOW })
-    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Operaciones', 'Posición de caja', 'Resultado', 'Auditoría'])
+    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Operaciones', 'Posición de caja', 'Clientes y cajas', 'Etiquetas', 'Tipos', 'Resultado', 'Mesas', 'Auditoría', 'Empresa'])
     const item = page.locator(`[data-testid=pending-op][data-id="${op.id}"]`)
     await item.waitFor({ timeout: SLOW })
     expect(await item.textContent()).toContain('USD 1.000,00')

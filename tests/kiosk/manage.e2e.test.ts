@@ -70,9 +70,17 @@ describe('the manager app', () => {
       'Estadísticas',
       'Operaciones',
       'Posición de caja',
+      'Clientes y cajas',
+      'Etiquetas',
+      'Tipos',
       'Nueva operación',
       'Resultado',
+      'Mesas',
+      'Centros de costo',
+      'Herramientas del bot',
+      'Integraciones',
       'Auditoría',
+      'Empresa',
     ])
     expect(await axeViolations(page)).toEqual([])
   }, 60_000)
@@ -244,7 +252,8 @@ describe('the manager app', () => {
       return { type: res.headers.get('content-type'), text: await res.text() }
     }, await page.getByTestId('stats-csv').getAttribute('href'))
     expect(csv.type).toContain('text/csv')
-    expect(csv.text.split('\n')[0]).toContain('issued')
+    // For an es-AR spreadsheet: Spanish headings, `;` between them.
+    expect(csv.text.split('\r\n')[0].replace(/^\ufeff/, '').split(';')).toContain('Emitidos')
     expect(await axeViolations(page)).toEqual([])
   }, 60_000)
 
@@ -275,6 +284,7 @@ describe('the manager app', () => {
   test('Personal: a cashier made here with a password signs in at /staff, sees no manager section and gets 403 from their routes', async () => {
     await section('personal', 'staff-section')
     expect(await page.getByTestId('console-link').textContent()).toBe(`${server.base}/staff?empresa=${companyId}`)
+    expect(await page.getByTestId('manage-link').textContent()).toBe(`${server.base}/manage?empresa=${companyId}`)
     const form = page.getByTestId('employee-create')
     const cashier = `cajero.${process.pid}@manage-e2e.test`
     await form.locator('input[name=name]').fill('Pablo Gómez')

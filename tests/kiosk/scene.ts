@@ -22,15 +22,15 @@ const SECRET = 'screens-e2e-superadmin-secret-0123456789'
 const OPERATOR = 'root@screens-e2e.test'
 
 /**
- * Starts a server on the suite's database (or the embedded one) and makes a company named `name`, with the waiting
- * room switched on unless `ventanilla` is false.
+ * Starts a server on the suite's database (or the embedded one), with `env` added to its environment, and makes a
+ * company named `name`, with the waiting room switched on unless `ventanilla` is false.
  */
-export async function openScene(name: string, opts: { ventanilla?: boolean; timeoutMs?: number } = {}): Promise<Scene> {
+export async function openScene(name: string, opts: { ventanilla?: boolean; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<Scene> {
   const dataDir = mkdtempSync(join(tmpdir(), 'screens-e2e-'))
   const server = await startServer({
     dataDir,
     databaseUrl: process.env.TEST_DATABASE_URL,
-    env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR },
+    env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR, ...opts.env },
     timeoutMs: opts.timeoutMs ?? 45_000,
   })
   let key = ''

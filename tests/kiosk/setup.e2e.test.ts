@@ -7,6 +7,7 @@ import { onPostgres } from '../helpers'
 import { freshDatabase } from '../fresh'
 import { startServer, type RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium } from './browser'
+import { axeViolations } from './scene'
 
 const SHOTS = process.env.SETUP_SCREENSHOTS
 
@@ -38,7 +39,7 @@ pg('the setup page in Chromium', () => {
     rmSync(dataDir, { recursive: true, force: true })
   })
 
-  test('keyboard only: mistakes in words, then company and owner made and /manage opened', async () => {
+  test('keyboard only: mistakes in words, then company, owner and ready start made, the number shown and /manage opened', async () => {
     ensureKioskBuilt()
     const url = await freshDatabase()
     server = await startServer({ dataDir, databaseUrl: url, stdout: 'pipe' })
@@ -72,21 +73,46 @@ pg('the setup page in Chromium', () => {
       await page.getByLabel('Contraseña (al menos 12 caracteres)').fill('una clave muy segura')
       await page.getByLabel('Repetí la contraseña').fill('una clave muy segura')
       await page.getByLabel('Mesas de cambio').check()
+      // The ready start is offered, and on, unless taken off.
+      expect(await page.getByLabel('Empezar con caja y tipos de operación de ejemplo').isChecked()).toBe(true)
+      expect(await axeViolations(page)).toEqual([])
       if (SHOTS) await page.screenshot({ path: join(SHOTS, 'setup.png'), fullPage: true })
-      await Promise.all([page.waitForURL(/\/manage$/), page.getByLabel('Repetí la contraseña').press('Enter')])
+      await page.getByLabel('Repetí la contraseña').press('Enter')
+      // The result: the company number, said once where the owner reads it, with the links that carry it.
+      await page.getByTestId('setup-done').waitFor()
       const cookies = await browser.context.cookies()
       expect(cookies.find((c) => c.name === 'fos_session')?.httpOnly).toBe(true)
       expect(errors).toEqual([])
 
       const sqlc = postgres(url, { max: 1, onnotice: () => {} })
+      let companyId: number
       try {
-        const rows = await sqlc`select c.name, c.timezone, c.mesas_enabled, c.ventanilla_enabled, e.email, e.permissions from companies c join employees e on e.company_id = c.id`
+        const rows = await sqlc`select c.id, c.name, c.timezone, c.mesas_enabled, c.ventanilla_enabled, e.email, e.permissions from companies c join employees e on e.company_id = c.id`
+        companyId = rows[0].id
         expect([...rows]).toEqual([
-          { name: 'Cambios del Centro', timezone: 'America/Argentina/Cordoba', mesas_enabled: true, ventanilla_enabled: true, email: 'marta@centro.test', permissions: ['company.admin'] },
+          { id: companyId, name: 'Cambios del Centro', timezone: 'America/Argentina/Cordoba', mesas_enabled: true, ventanilla_enabled: true, email: 'marta@centro.test', permissions: ['company.admin'] },
         ])
+        const boxes = await sqlc`select c.name, array_agg(a.currency_name order by a.id) as currencies from clients c join accounts a on a.client_id = c.id group by c.id`
+        expect([...boxes]).toEqual([{ name: 'Caja principal', currencies: ['ARS', 'USD', 'EUR', 'BRL'] }])
       } finally {
         await sqlc.end({ timeout: 1 })
       }
+      expect(await page.getByTestId('setup-company-number').textContent()).toBe(String(companyId))
+      const origin = new URL(link).origin
+      expect(await page.getByTestId('setup-manage-link').textContent()).toBe(`${origin}/manage?empresa=${companyId}`)
+      expect(await page.getByTestId('setup-staff-link').textContent()).toBe(`${origin}/staff?empresa=${companyId}`)
+      expect(await axeViolations(page)).toEqual([])
+      if (SHOTS) await page.screenshot({ path: join(SHOTS, 'setup-done.png'), fullPage: true })
+      // One key opens the manager app, signed in, with the number in its header.
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Entrar al panel de gestión')
+      await Promise.all([page.waitForURL(/\/manage/), page.keyboard.press('Enter')])
+      await page.getByTestId('company-number').getByText('Cambios del Centro').waitFor()
+      expect(await page.getByTestId('company-number').textContent()).toBe(`Empresa n.º ${companyId}Cambios del Centro`)
+      // Signed out, the counter console on this browser has the number already.
+      await browser.context.clearCookies()
+      await page.goto(`${origin}/staff`)
+      await page.getByTestId('signin').waitFor()
+      expect(await page.locator('input[name=company]').inputValue()).toBe(String(companyId))
 
       // The same link again, now that the service is set up: the page is gone.
       const again = await page.goto(link)
@@ -113,7 +139,7 @@ pg('the setup page in Chromium', () => {
       await page.getByLabel('E-mail').fill('ana@casa.test')
       await page.getByLabel('Contraseña (al menos 12 caracteres)').fill('una clave muy segura')
       await page.getByLabel('Repetí la contraseña').fill('una clave muy segura')
-      await page.getByRole('button', { name: 'Crear empresa y entrar' }).click()
+      await page.getByRole('button', { name: 'Crear empresa' }).click()
       await page.getByText('El enlace de configuración no es válido o ya venció').waitFor()
       if (SHOTS) await page.screenshot({ path: join(SHOTS, 'setup-phone-wrong-token.png'), fullPage: true })
     } finally {

@@ -52,6 +52,7 @@ describe('clients', () => {
       description: '',
       company_id: c.id,
       type: 0,
+      document: null,
       created_at: expect.stringMatching(ISO),
       updated_at: expect.stringMatching(ISO),
       accounts: [

@@ -92,7 +92,14 @@ pg('first run: setup link, page and POST /api/setup', () => {
     expect(again.body.code).toBe('NOT_FOUND')
     // Whatever the body: the route is as absent as its page.
     expect((await t.request('POST', '/api/setup', { body: { nonsense: true }, headers: ORIGIN })).status).toBe(404)
-    expect((await t.app.handle(new Request('http://fos.test/setup'))).status).toBe(404)
+    // An old or used link still opens a page, in Spanish, that says what to do instead.
+    const used = await t.app.handle(new Request('http://fos.test/setup'))
+    expect(used.status).toBe(404)
+    expect(used.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    const page = await used.text()
+    expect(page).toContain('<html lang="es-AR">')
+    expect(page).toContain('Este servicio ya está configurado')
+    expect(page).toContain('href="/manage"')
     expect(await newSetupLink(t.ctx.db, t.ctx.config.publicBaseUrl, t.ctx.clock())).toBeNull()
     expect(await count(t, 'setup_tokens')).toBe(0)
     expect(await count(t, 'companies')).toBe(1)
@@ -103,6 +110,68 @@ pg('first run: setup link, page and POST /api/setup', () => {
     const res = await t.request('POST', '/api/setup', { body: SETUP(token), headers: { origin: 'https://evil.test' } })
     expect(res.status).toBe(403)
     expect(await count(t, 'companies')).toBe(0)
+  })
+
+  test('starter: true makes exactly the ready start of §18, audited as the owner and announced; without it, no records', async () => {
+    const { t, token } = await firstRun()
+    const done = await t.request('POST', '/api/setup', { body: { ...SETUP(token), starter: true }, headers: ORIGIN })
+    expect(done.status).toBe(201)
+    expect(Object.keys(done.body).sort()).toEqual(['company', 'employee'])
+    const session = { cookie: `fos_session=${cookieOf(done.headers)}` }
+    const clients = await t.request('GET', '/api/clients', { headers: session })
+    expect(clients.body.count).toBe(1)
+    const [caja] = clients.body.data
+    expect(caja).toMatchObject({ name: 'Caja principal', type: 0, description: '', client_tags: [] })
+    expect(caja.accounts.map((a: { name: string; currency_name: string; balance: number }) => [a.name, a.currency_name, a.balance])).toEqual([
+      ['ARS', 'ARS', 0],
+      ['USD', 'USD', 0],
+      ['EUR', 'EUR', 0],
+      ['BRL', 'BRL', 0],
+    ])
+    const opTypes = await t.request('GET', '/api/operation-types', { headers: session })
+    expect(opTypes.body.data.map((o: { name: string; kind: string }) => [o.name, o.kind])).toEqual([
+      ['Compra de divisas', 'exchange'],
+      ['Venta de divisas', 'exchange'],
+      ['Ingreso', 'up_down'],
+      ['Egreso', 'up_down'],
+      ['Ajuste de caja', 'other'],
+    ])
+    const txTypes = await t.request('GET', '/api/transaction-types', { headers: session })
+    expect(txTypes.body.data.map((o: { name: string; is_commission: boolean }) => [o.name, o.is_commission])).toEqual([
+      ['Capital', false],
+      ['Comisión', true],
+    ])
+    expect(await count(t, 'companies')).toBe(1)
+    const audit = await t.ctx.database.rows<{ entity: string; n: number; actors: string[]; channels: string[] }>(
+      sql`select entity, count(*)::int as n, array_agg(distinct actor_email) as actors, array_agg(distinct channel) as channels
+          from audit_logs group by entity order by entity`,
+    )
+    expect(audit).toEqual([
+      { entity: 'accounts', n: 4, actors: ['duena@sur.test'], channels: ['setup'] },
+      { entity: 'clients', n: 1, actors: ['duena@sur.test'], channels: ['setup'] },
+      { entity: 'companies', n: 1, actors: ['duena@sur.test'], channels: ['setup'] },
+      { entity: 'employee_sessions', n: 1, actors: ['duena@sur.test'], channels: ['setup'] },
+      { entity: 'employees', n: 1, actors: ['duena@sur.test'], channels: ['setup'] },
+      { entity: 'operation_types', n: 5, actors: ['duena@sur.test'], channels: ['setup'] },
+      { entity: 'transaction_types', n: 2, actors: ['duena@sur.test'], channels: ['setup'] },
+    ])
+    const events = await t.ctx.database.rows<{ type: string; object_id: number }>(sql`select type, object_id from events order by id`)
+    expect(events).toEqual([
+      { type: 'client.created', object_id: caja.id },
+      ...caja.accounts.map((a: { id: number }) => ({ type: 'account.created', object_id: a.id })),
+    ])
+
+    const plain = await firstRun()
+    const bare = await plain.t.request('POST', '/api/setup', { body: SETUP(plain.token), headers: ORIGIN })
+    expect(bare.status).toBe(201)
+    const bareSession = { cookie: `fos_session=${cookieOf(bare.headers)}` }
+    expect((await plain.t.request('GET', '/api/clients', { headers: bareSession })).body).toEqual({ data: [], count: 0 })
+    expect((await plain.t.request('GET', '/api/operation-types', { headers: bareSession })).body).toEqual({ data: [] })
+    expect((await plain.t.request('GET', '/api/transaction-types', { headers: bareSession })).body).toEqual({ data: [] })
+    const notBoolean = await firstRun()
+    const wrong = await notBoolean.t.request('POST', '/api/setup', { body: { ...SETUP(notBoolean.token), starter: 'sí' }, headers: ORIGIN })
+    expect(wrong.status).toBe(400)
+    expect(await count(notBoolean.t, 'companies')).toBe(0)
   })
 
   test('two setups racing: exactly one wins, the others are 404, one company', async () => {

@@ -42,15 +42,20 @@ describe('rate limits', () => {
     const unknown = await t.request('GET', '/api/employees', { key: 'fos_000000000000_nothing' })
     expect(unknown.status).toBe(401)
     expect(unknown.headers.get('ratelimit-limit')).toBeNull()
-    // Answers without a credential are limited per address but carry no budget headers.
+    // Answers without a credential carry no credential budget.
     expect((await t.request('GET', '/openapi.json')).headers.get('ratelimit-limit')).toBeNull()
   }, 60_000)
 
-  test('requests without a credential are limited per address', async () => {
+  test('requests without a credential are limited per address, and told the address\'s budget in the draft\'s fields', async () => {
     const t = await buildTestApp({ rateLimit: { perKey: 0, perIp: 2, perCompany: 0 } })
-    const statuses: number[] = []
-    for (let i = 0; i < 3; i++) statuses.push((await t.request('GET', '/openapi.json')).status)
-    expect(statuses).toEqual([200, 200, 429])
+    const answers = []
+    for (let i = 0; i < 3; i++) answers.push(await t.request('GET', '/openapi.json'))
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 429])
+    expect(answers[0].headers.get('ratelimit-policy')).toBe('"per-address";q=2;w=60')
+    expect(answers[1].headers.get('ratelimit')).toMatch(/^"per-address";r=0;t=[0-9]+$/)
+    expect(answers[0].headers.get('ratelimit-limit')).toBeNull()
+    const wait = answers[2].headers.get('retry-after')
+    expect(answers[2].headers.get('ratelimit')).toBe(`"per-address";r=0;t=${wait}`)
     // Health checks of a balancer come from one address and must never be refused.
     for (let i = 0; i < 3; i++) expect((await t.request('GET', '/health')).status).toBe(200)
   }, 60_000)

@@ -3,6 +3,7 @@ import { createSignal, For, lazy, Match, onMount, Show, Switch, type Component }
 import { api, ApiFailure, explain, type Session } from './api'
 import { companyId, notice, rememberCompany, session, setNotice, setSession } from './session'
 import { SECTIONS } from './sections'
+import { linkFor } from '../company'
 import { Rates } from './Rates'
 import { Display } from './Display'
 import { Services } from './Services'
@@ -13,10 +14,19 @@ import { OperationPage, Operations } from './Operations'
 import { Position } from './Position'
 import { Audit } from './Audit'
 import { NewOperation } from './NewOperation'
+import { ClientNew, Clients } from './Clients'
+import { ClientPage } from './ClientPage'
+import { Tags } from './Tags'
+import { Types } from './Types'
+import { Company, CompanyBadge } from './Company'
 
 // Chart.js is most of the app's weight and only the statistics need it: loaded when that section opens.
 const Stats = lazy(() => import('./Stats').then((m) => ({ default: m.Stats })))
 const Results = lazy(() => import('./Results').then((m) => ({ default: m.Results })))
+const Mesas = lazy(() => import('./Mesas').then((m) => ({ default: m.Mesas })))
+const CostCenters = lazy(() => import('./CostCenters').then((m) => ({ default: m.CostCenters })))
+const Tools = lazy(() => import('./Tools').then((m) => ({ default: m.Tools })))
+const Integrations = lazy(() => import('./Integrations').then((m) => ({ default: m.Integrations })))
 
 function SignIn(props: { notice: string | null }) {
   const [company, setCompany] = createSignal(companyId())
@@ -113,6 +123,7 @@ function Shell(props: RouteSectionProps) {
                 Saltar al contenido
               </a>
               <span class="brand">Administración</span>
+              <CompanyBadge />
               <nav aria-label="Secciones" data-testid="nav">
                 <For each={allowed()}>
                   {(section) => (
@@ -157,7 +168,7 @@ function NoAccess() {
         dueño de la cuenta que se los asigne.
       </p>
       <p>
-        Si atiende en ventanilla, use la <a href={`/staff${companyId() ? `?empresa=${encodeURIComponent(companyId())}` : ''}`}>consola de atención</a>.
+        Si atiende en ventanilla, use la <a href={linkFor('/staff', companyId())}>consola de atención</a>.
       </p>
     </section>
   )
@@ -193,7 +204,17 @@ export function App() {
       <Route path="/nueva" component={guarded('/nueva', NewOperation)} />
       <Route path="/auditoria" component={guarded('/auditoria', Audit)} />
       <Route path="/resultado" component={guarded('/resultado', Results)} />
+      <Route path="/mesas" component={guarded('/mesas', Mesas)} />
+      <Route path="/centros-de-costo" component={guarded('/centros-de-costo', CostCenters)} />
+      <Route path="/herramientas" component={guarded('/herramientas', Tools)} />
+      <Route path="/integraciones" component={guarded('/integraciones', Integrations)} />
       <Route path="/posicion" component={guarded('/posicion', Position)} />
+      <Route path="/clientes" component={guarded('/clientes', Clients)} />
+      <Route path="/clientes/nuevo" component={guarded('/clientes', ClientNew)} />
+      <Route path="/clientes/:id" component={guarded('/clientes', ClientPage)} />
+      <Route path="/etiquetas" component={guarded('/etiquetas', Tags)} />
+      <Route path="/tipos" component={guarded('/tipos', Types)} />
+      <Route path="/empresa" component={guarded('/empresa', Company)} />
       <Route path="/cotizaciones" component={guarded('/cotizaciones', Rates)} />
       <Route path="/pantalla" component={guarded('/pantalla', Display)} />
       <Route path="/servicios" component={guarded('/servicios', Services)} />

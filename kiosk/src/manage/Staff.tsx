@@ -1,5 +1,6 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
 import { api, ApiFailure, explain, type Employee } from './api'
+import { linkFor } from '../company'
 import { can, companyId, session } from './session'
 import { createAction, NoteLine } from './ui'
 
@@ -116,7 +117,8 @@ export function Staff() {
     setEmployees((await api<{ data: Employee[] }>('GET', '/api/employees')).data)
   })
   onMount(load)
-  const consoleLink = () => `${location.origin}/staff${companyId() ? `?empresa=${encodeURIComponent(companyId())}` : ''}`
+  const consoleLink = () => linkFor('/staff', companyId())
+  const manageLink = () => linkFor('/manage', companyId())
   // Only what the signed-in employee holds can be handed out (the API refuses the rest).
   const grantable = () => PERMISSION_LABELS.filter(([p]) => can(p))
   const choosePreset = (p: string) => {
@@ -144,6 +146,8 @@ export function Staff() {
       <h1>Personal</h1>
       <p>
         Enlace de la consola para el personal: <code data-testid="console-link">{consoleLink()}</code>
+        <br />
+        Enlace del panel de gestión, para gerentes: <code data-testid="manage-link">{manageLink()}</code>
       </p>
       <form class="stack card-lite" onSubmit={add} data-testid="employee-create">
         <h2>Empleado nuevo</h2>

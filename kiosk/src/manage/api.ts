@@ -86,7 +86,7 @@ export async function apiMoney<T>(method: string, path: string, options: { body?
   }
   if (res.status === 304) return { data: null, etag: options.etag ?? null }
   const data = res.status === 204 ? null : await res.json().catch(() => null)
-  if (!res.ok) throw new ApiFailure(res.status, data?.code ?? 'INTERNAL_ERROR', data?.error ?? `HTTP ${res.status}`)
+  if (!res.ok) throw new ApiFailure(res.status, data?.code ?? 'INTERNAL_ERROR', data?.error ?? `HTTP ${res.status}`, Array.isArray(data?.details) ? data.details : [])
   return { data: data as T, etag: res.headers.get('etag') }
 }
 

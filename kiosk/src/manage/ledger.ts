@@ -1,5 +1,6 @@
 import Decimal from 'decimal.js'
 import { money } from './api'
+import { when } from './ui'
 
 /** Shapes of contract §2–§4 as read with `money=string`: every amount is a decimal string. */
 export interface Account {
@@ -124,13 +125,19 @@ export function totalsByCurrency(accounts: Account[]): { currency: string; total
 /** Audit trail actions in the words of the screens. */
 export const AUDIT_ACTION_LABEL: Record<string, string> = { create: 'Alta', update: 'Cambio', cancel: 'Cancelación', revert: 'Reversión', delete: 'Baja' }
 
-const shown = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v))
+/** A moment as the trail stores it (ISO 8601 with its zone): shown as the rest of the app shows times. */
+const MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/
+const shown = (v: unknown) =>
+  v === null || v === undefined ? '—' : typeof v === 'string' && MOMENT.test(v) ? when(v) : typeof v === 'object' ? JSON.stringify(v) : String(v)
 
-/** What an audit entry changed, field by field ("—" when only its time of change moved). */
+/**
+ * What an audit entry changed, field by field ("—" when only its time of change moved). The company is always the
+ * one signed in to, so its column says nothing.
+ */
 export function describeChanges(changes: { field: string; before: unknown; after: unknown }[]): string {
   return (
     changes
-      .filter((c) => c.field !== 'updated_at')
+      .filter((c) => c.field !== 'updated_at' && c.field !== 'company_id')
       .map((c) => `${c.field}: ${shown(c.before)} → ${shown(c.after)}`)
       .join('; ') || '—'
   )

@@ -1,4 +1,5 @@
-import { can } from './session'
+import { can, session } from './session'
+import { canHooks, isOwner } from './access'
 
 export interface Section {
   path: string
@@ -20,7 +21,16 @@ export const SECTIONS: Section[] = [
   // the waiting room opens here.
   { path: '/operaciones', label: 'Operaciones', allowed: () => can('operations.view') },
   { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
+  { path: '/clientes', label: 'Clientes y cajas', allowed: () => can('clients.view') },
+  { path: '/etiquetas', label: 'Etiquetas', allowed: () => can('clients.view') },
+  { path: '/tipos', label: 'Tipos', allowed: () => can('operations.view') || can('operations.create') },
   { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
   { path: '/resultado', label: 'Resultado', allowed: () => can('metrics.view') },
+  { path: '/mesas', label: 'Mesas', allowed: () => can('mesas.view') || can('mesas.manage') },
+  { path: '/centros-de-costo', label: 'Centros de costo', allowed: () => can('cost_centers.view') || can('cost_centers.edit') },
+  { path: '/herramientas', label: 'Herramientas del bot', allowed: () => can('messaging.manage') },
+  { path: '/integraciones', label: 'Integraciones', allowed: () => isOwner() || canHooks() },
   { path: '/auditoria', label: 'Auditoría', allowed: () => can('audit.view') },
+  // Read by anyone who manages something (the counter alone does not); changed only by the owner.
+  { path: '/empresa', label: 'Empresa', allowed: () => (session()?.employee.permissions ?? []).some((p) => p !== 'ventanilla.call') },
 ]

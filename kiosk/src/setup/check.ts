@@ -3,6 +3,7 @@ export interface SetupBody {
   token: string
   company: { name: string; timezone: string; modules: { mesas: boolean; ventanilla: boolean } }
   owner: { email: string; name: string; password: string }
+  starter: boolean
 }
 
 export interface Fields {
@@ -14,6 +15,7 @@ export interface Fields {
   email: string
   password: string
   repeat: string
+  starter: boolean
 }
 
 export type Problems = Partial<Record<keyof Fields, string>>
@@ -48,6 +50,7 @@ export function body(token: string, f: Fields): SetupBody {
     token,
     company: { name: f.companyName.trim(), timezone: f.timezone, modules: { mesas: f.mesas, ventanilla: f.ventanilla } },
     owner: { email: f.email.trim(), name: f.ownerName.trim(), password: f.password },
+    starter: f.starter,
   }
 }
 

@@ -1,11 +1,11 @@
 import { createMemo, createSignal, For, type JSX, Match, onCleanup, onMount, Show, Switch, untrack } from 'solid-js'
+import { lastCompany, rememberCompany } from '../company'
 import { createSSE } from '../sse'
 import { clipName, NAME_MAX, nameToSend } from '../names'
 import { api, ApiFailure, explain, type QueueService, type Serving, type Session, type Ticket } from './api'
 import { elapsed, nextService } from './format'
 
 const STORE = {
-  company: 'fos.staff.company',
   desk: 'fos.staff.desk',
   services: 'fos.staff.services',
   current: 'fos.staff.current',
@@ -58,7 +58,7 @@ function fieldProblem(field: Field, value: string, input?: HTMLInputElement): st
 function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void }) {
   const params = new URLSearchParams(location.search)
   const values = {
-    company: createSignal(params.get('empresa') ?? String(load<number | string>(STORE.company, ''))),
+    company: createSignal(params.get('empresa') ?? lastCompany()),
     email: createSignal(''),
     password: createSignal(''),
   }
@@ -89,7 +89,7 @@ function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void
         email: values.email[0]().trim(),
         password: values.password[0](),
       })
-      save(STORE.company, Number(values.company[0]().trim()))
+      rememberCompany(values.company[0]().trim())
       props.onSignedIn(session)
     } catch (err) {
       setError(err instanceof ApiFailure && err.code === 'UNAUTHORIZED' ? 'Correo o contraseña incorrectos.' : explain(err))

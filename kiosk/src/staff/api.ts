@@ -4,6 +4,8 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The fields the API blamed (`details` of the error body), so a form can put its words next to each. */
+    readonly details: { field?: string; label?: string; message?: string; reason?: string }[] = [],
   ) {
     super(message)
   }
@@ -19,6 +21,8 @@ export interface Employee {
 
 export interface Session {
   employee: Employee
+  /** The company signed in to: its name, and the zone its times are shown in. */
+  company: { id: number; name: string; timezone: string }
   expires_at: string
 }
 

@@ -88,7 +88,7 @@ export const attachmentsModule = (app: AppContext) =>
                 'Accepts `Idempotency-Key` (1–255 characters): the same key with the same file bytes, name and type within 24 h answers the first upload again; different bytes under the same key are 409 `IDEMPOTENCY_KEY_REUSED`.',
                 'A company keeps at most `STORAGE_QUOTA_BYTES_PER_COMPANY` bytes of attachments (default 10 GiB): a file that would pass it is 413 `QUOTA_EXCEEDED`, with `details: { used_bytes, file_bytes, quota_bytes }`, and nothing is stored. Deleted attachments give their bytes back.',
               ].join(' '),
-              requestBody: AttachmentModel.uploadBody,
+              requestBody: AttachmentModel.uploadBody(app.config.maxUploadBytes),
             },
           },
         )

@@ -44,17 +44,17 @@ export const clientsModule = (app: AppContext) =>
         response: { 200: ClientModel.list, ...errors(400) },
         detail: detail(
           'List clients with their accounts and tags',
-          `Internal cajas (type 0) and external accounts (type 1), ordered by name (byte order) then id. \`description\` matches any part of the description, ignoring case. \`count\` is every match over all pages. pageSize defaults to 50, at most 200. ${SCOPE}`,
+          `Internal cajas (type 0) and external accounts (type 1), ordered by name (byte order) then id. \`description\` matches any part of the description, ignoring case. \`document\` finds the clients whose document number is exactly that one once normalised (dots, spaces and dashes removed, upper case), whatever the document's type; a value with nothing searchable left is 400. \`count\` is every match over all pages. pageSize defaults to 50, at most 200. ${SCOPE}`,
         ),
       },
     )
     .post('/clients', ({ run, body }) => run((tx, caller) => createClient(tx, caller, body)), {
       policy: { permission: 'clients.edit', idempotent: true },
       body: ClientModel.create,
-      response: { 201: ClientModel.client, ...errors(422) },
+      response: { 201: ClientModel.client, ...errors(409, 422) },
       detail: detail(
         'Create a client, optionally with accounts and tags',
-        'Each account starts at balance 0; an account without `name` is named after its currency. An unknown tag id is 422 UNKNOWN_TAG.',
+        'Each account starts at balance 0; an account without `name` is named after its currency; a client may have no account (a walk-in customer). An unknown tag id is 422 UNKNOWN_TAG. `document` is stored normalised (see the field); a document (type and number) another live client of the company holds is 409 `DOCUMENT_TAKEN`, decided by a unique index, so of two concurrent creates with one document exactly one succeeds. A deleted client frees its document.',
       ),
     })
     .post('/clients/batch', ({ run, body }) => run(async (tx, caller) => ({ data: await createClients(tx, caller, body.clients) })), {
@@ -62,12 +62,12 @@ export const clientsModule = (app: AppContext) =>
       // A thousand clients hold more elements than any single write: their own bound (BATCH_MAX_JSON_ELEMENTS).
       parse: [bodyBounds({ maxElements: app.config.batchMaxJsonElements })],
       body: ClientModel.batch,
-      response: { 201: ClientModel.batchCreated, ...errors(422) },
+      response: { 201: ClientModel.batchCreated, ...errors(409, 422) },
       detail: detail(
         'Create up to 1,000 clients at once, all or none',
         [
           'One database transaction; `data` holds the created clients, with their accounts and tags, in the order of `clients`. Each item is the body of `POST /api/clients` and is checked as that route checks it.',
-          'When any item is wrong nothing is written and the answer is 422 `BATCH_ITEM_INVALID` with `details: [{ index, code, error, details? }]`, one entry for every failing item (`code` and `details` are those the single create would answer). A body that fails the schema (more than 1,000 items, a missing name) is 400 `VALIDATION_ERROR`.',
+          'When any item is wrong nothing is written and the answer is 422 `BATCH_ITEM_INVALID` with `details: [{ index, code, error, details? }]`, one entry for every failing item (`code` and `details` are those the single create would answer; a document held by a live client or by an earlier item is `DOCUMENT_TAKEN`). A body that fails the schema (more than 1,000 items, a missing name) is 400 `VALIDATION_ERROR`. A document taken by another create committing at the same moment is 409 `DOCUMENT_TAKEN` for the whole batch.',
           'The Idempotency-Key covers the whole batch.',
         ].join('\n\n'),
       ),
@@ -82,8 +82,8 @@ export const clientsModule = (app: AppContext) =>
       policy: { permission: 'clients.edit', tx: 'write' },
       params: IdParams,
       body: ClientModel.update,
-      response: { 200: ClientModel.client },
-      detail: detail('Update a client', 'Changes name, description or type.'),
+      response: { 200: ClientModel.client, ...errors(409) },
+      detail: detail('Update a client', 'Changes name, description, type or document (null removes it). A document another live client holds is 409 `DOCUMENT_TAKEN`.'),
     })
     .delete('/clients/:id', ({ run, params }) => run((tx, caller) => deleteClient(tx, caller, params.id)), {
       policy: { permission: 'clients.edit', tx: 'write' },

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { DateTime, pageQuery, MoneyOut } from '../../lib/models'
+import { DocumentModel, NUMBER_RULE } from './document'
 
 const TYPE_DOC = '0 = internal caja, 1 = external running account'
 /**
@@ -50,11 +51,18 @@ const client = t.Object({
   description: t.String(),
   company_id: t.Integer(),
   type: clientType,
+  document: t.Nullable(DocumentModel.output),
   created_at: DateTime,
   updated_at: DateTime,
   accounts: t.Array(account),
   client_tags: t.Array(clientTag),
 }, { $id: 'Client' })
+
+const documentInput = t.Optional(
+  t.Nullable(DocumentModel.input, {
+    description: `The customer's identity document; null for none. Unique among the company's live clients by type and number (409 \`DOCUMENT_TAKEN\`). ${NUMBER_RULE}`,
+  }),
+)
 
 const accountCreate = t.Object({ name: t.Optional(accountName), currency_name: currencyName }, { additionalProperties: false })
 
@@ -63,7 +71,8 @@ const create = t.Object(
     name: t.String({ minLength: 1, maxLength: 200 }),
     description: t.Optional(t.String({ maxLength: 2000 })),
     type: clientType,
-    accounts: t.Optional(t.Array(accountCreate, { maxItems: 100 })),
+    document: documentInput,
+    accounts: t.Optional(t.Array(accountCreate, { maxItems: 100, description: 'Optional: a walk-in customer (type 1) may have none' })),
     tag_ids: t.Optional(t.Array(refId, { maxItems: 100, uniqueItems: true })),
   },
   { additionalProperties: false },
@@ -78,6 +87,7 @@ export const ClientModel = {
     ...pageQuery(200),
     description: t.Optional(t.String({ maxLength: 200, description: "Case-insensitive part of the client's description" })),
     type: t.Optional(clientTypeQuery),
+    document: t.Optional(t.String({ minLength: 1, maxLength: 60, description: `A document number, matched exactly whatever the document's type. ${NUMBER_RULE}` })),
   }),
   list: t.Object({ data: t.Array(client), count: t.Integer({ description: 'Number of clients matching the filters, over all pages' }) }),
   create,
@@ -88,6 +98,7 @@ export const ClientModel = {
       name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
       description: t.Optional(t.String({ maxLength: 2000 })),
       type: t.Optional(clientType),
+      document: documentInput,
     },
     { additionalProperties: false },
   ),
@@ -95,7 +106,7 @@ export const ClientModel = {
   tagCreate: t.Object(
     {
       name: t.String({ minLength: 1, maxLength: 100 }),
-      color: t.String({ pattern: '^#[0-9A-Fa-f]{6}$', description: 'Hex color #RRGGBB' }),
+      color: t.String({ pattern: '^#[0-9A-Fa-f]{6}$', maxLength: 7, description: 'Hex color #RRGGBB' }),
     },
     { additionalProperties: false },
   ),

@@ -3,12 +3,13 @@ import { accounts, clients, clientTags, tags } from '../../../db/schema'
 import { rowsOf, type Executor, type Tx } from '../../../db/client'
 import { fixedStatement, statementsByShape } from '../../../db/statement'
 import { clientScope, type Caller } from '../../access/caller'
-import { ApiError, invalid, notFound, unprocessable } from '../../lib/errors'
+import { ApiError, conflict, invalid, isUniqueViolation, notFound, unprocessable } from '../../lib/errors'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { arrayLiteral, groupBy, pgArray } from '../../lib/arrays'
 import { dec, toJson } from '../../lib/money'
 import { isoSql } from '../../lib/time'
 import { drawnIds, insertOne, insertPlanned, type KeyCheckPlans } from '../../lib/write'
+import { checkDocument, documentOf, searchNumber, type ClientDocument, type DocumentInput } from './document'
 
 type ClientRow = typeof clients.$inferSelect
 type AccountRow = typeof accounts.$inferSelect
@@ -48,6 +49,7 @@ const clientDto = (c: ClientRow, accs: AccountRow[], cts: { ct: ClientTagRow; ta
   description: c.description,
   company_id: c.companyId,
   type: c.type,
+  document: documentOf(c),
   created_at: c.createdAt.toISOString(),
   updated_at: c.updatedAt.toISOString(),
   accounts: accs.map(accountDto),
@@ -92,16 +94,18 @@ export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
  * as JSON numbers straight from `numeric`, the same figure `toJson` gives; the shape is the one `getClient` answers
  * (tests compare them field by field).
  */
-export async function listClients(db: Executor, caller: Caller, q: { page?: number; pageSize?: number; description?: string; type?: number }) {
+export async function listClients(db: Executor, caller: Caller, q: { page?: number; pageSize?: number; description?: string; type?: number; document?: string }) {
   const page = q.page ?? 1
   const pageSize = q.pageSize ?? 50
   const scope = clientScope(caller)
+  const document = q.document === undefined ? null : searchNumber(q.document)
   const [row] = rowsOf<{ body: string }>(
-    await clientPage(Boolean(scope), q.type !== undefined, Boolean(q.description))(db, {
+    await clientPage(Boolean(scope), q.type !== undefined, Boolean(q.description), document !== null)(db, {
       company: caller.companyId,
       scope: scope ? arrayLiteral(scope) : null,
       type: q.type ?? null,
       description: q.description ? `%${likeLiteral(q.description)}%` : null,
+      document,
       limit: pageSize,
       offset: (page - 1) * pageSize,
     }),
@@ -112,15 +116,16 @@ export async function listClients(db: Executor, caller: Caller, q: { page?: numb
 /** The page statement of each combination of filters. */
 const clientPages = statementsByShape<ReturnType<typeof clientPageText>>()
 
-const clientPage = (scoped: boolean, typed: boolean, described: boolean) =>
-  clientPages([scoped, typed, described], () => clientPageText(scoped, typed, described))
+const clientPage = (scoped: boolean, typed: boolean, described: boolean, documented: boolean) =>
+  clientPages([scoped, typed, described, documented], () => clientPageText(scoped, typed, described, documented))
 
-function clientPageText(scoped: boolean, typed: boolean, described: boolean) {
+function clientPageText(scoped: boolean, typed: boolean, described: boolean, documented: boolean) {
   return fixedStatement<{
     company: number
     scope: string | null
     type: number | null
     description: string | null
+    document: string | null
     limit: number
     offset: number
   }>((p) => {
@@ -130,14 +135,18 @@ function clientPageText(scoped: boolean, typed: boolean, described: boolean) {
     if (scoped) where.push(sql`c.id = any(${p.scope}::int[])`)
     if (typed) where.push(sql`c.type = ${p.type}::smallint`)
     if (described) where.push(sql`c.description ilike ${p.description}::text`)
+    // Read from the (company, number) index: a document names one client, or a few of different types.
+    if (documented) where.push(sql`c.document_number = ${p.document}::text`)
     const filter = sql.join(where, sql` and `)
     const byName = sql`order by name collate "C", id limit ${p.limit}::int offset ${p.offset}::int`
     const [gather, pageIds, count] =
-      described || scoped
+      described || scoped || documented
         ? [sql`with matches as materialized (select c.id, c.name from clients c where ${filter}) `, sql`select id from matches ${byName}`, sql`select count(*) from matches`]
         : [sql``, sql`select c.id from clients c where ${filter} ${byName}`, sql`select count(*) from clients c where ${filter}`]
     return sql`${gather}select json_build_object('data', coalesce((select json_agg(json_build_object(
               'id', p.id, 'name', p.name, 'description', p.description, 'company_id', p.company_id, 'type', p.type,
+              'document', case when p.document_number is not null then json_build_object(
+                'type', p.document_type, 'number', p.document_number, 'country', p.document_country) end,
               'created_at', ${isoSql(sql`p.created_at`)}, 'updated_at', ${isoSql(sql`p.updated_at`)},
               'accounts', coalesce((
                 select json_agg(json_build_object(
@@ -171,6 +180,7 @@ export type CreateClientInput = {
   name: string
   description?: string
   type: number
+  document?: DocumentInput | null
   accounts?: { name?: string; currency_name: string }[]
   tag_ids?: number[]
 }
@@ -193,6 +203,9 @@ const INSERT_CLIENTS = fixedStatement<{
   names: string
   descriptions: string
   types: string
+  documentTypes: string
+  documentNumbers: string
+  documentCountries: string
   accountClients: string
   accountNames: string
   currencies: string
@@ -201,12 +214,15 @@ const INSERT_CLIENTS = fixedStatement<{
   keyChecks: KeyCheckPlans
 }>(
   (p) => sql`${drawnIds('clients', p.count)}, inserted as (
-      insert into clients (id, company_id, name, description, type)
-      select ids.id, ${p.companyId}::int, u.name, u.description, u.type
-      from unnest(${p.names}::text[], ${p.descriptions}::text[], ${p.types}::smallint[]) with ordinality as u(name, description, type, n)
+      insert into clients (id, company_id, name, description, type, document_type, document_number, document_country)
+      select ids.id, ${p.companyId}::int, u.name, u.description, u.type, u.document_type, u.document_number, u.document_country
+      from unnest(${p.names}::text[], ${p.descriptions}::text[], ${p.types}::smallint[], ${p.documentTypes}::text[], ${p.documentNumbers}::text[],
+                  ${p.documentCountries}::text[]) with ordinality as u(name, description, type, document_type, document_number, document_country, n)
       join ids on ids.n = u.n
       order by u.n
-      returning id, name, description, company_id, type, ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at
+      returning id, name, description, company_id, type,
+        case when document_number is not null then json_build_object('type', document_type, 'number', document_number, 'country', document_country) end as document,
+        ${iso('created_at')} as created_at, ${iso('updated_at')} as updated_at
     ), opened as (
       insert into accounts (company_id, client_id, name, currency_name)
       select ${p.companyId}::int, ids.id, u.name, u.currency_name
@@ -228,53 +244,103 @@ const INSERT_CLIENTS = fixedStatement<{
       set_config('plan_cache_mode', ${p.keyChecks}, true) as plan_mode`,
 )
 
+/** 409 for a document a live client of the company already holds. */
+const documentTaken = (doc: ClientDocument, field = 'document') =>
+  new ApiError(409, 'DOCUMENT_TAKEN', `Another client already has ${doc.type} ${doc.number}`, [{ field, message: `${doc.type} ${doc.number} belongs to another live client` }])
+
+/** The unique index on live clients' documents (db/schema/clients.ts). */
+export const DOCUMENT_INDEX = 'clients_company_document_live'
+
+/** The live clients of the company holding any of these documents, as `type number` keys. */
+async function documentsHeld(tx: Tx, companyId: number, docs: ClientDocument[]): Promise<Set<string>> {
+  if (docs.length === 0) return new Set()
+  const rows = rowsOf<{ key: string }>(
+    await tx.execute(sql`select c.document_type || ' ' || c.document_number as key from clients c
+      join unnest(${pgArray(docs.map((d) => d.type), 'text')}, ${pgArray(docs.map((d) => d.number), 'text')}) as d(type, number)
+        on c.company_id = ${companyId} and c.document_type = d.type and c.document_number = d.number and c.deleted_at is null`),
+  )
+  return new Set(rows.map((r) => r.key))
+}
+
 /**
  * Inserts clients with their accounts and tags in one statement whatever their number (each from arrays bound as
  * single parameters), answers them as `getClient` would, from the inserted rows, and announces them together. Tags are looked up by primary key
- * and their company checked on the rows. Items naming an unknown tag are returned in `bad` and nothing is written.
+ * and their company checked on the rows. Items naming an unknown tag, or a document another item or a live client
+ * holds, are returned in `bad` and nothing is written. One create checks its document only through the unique index
+ * (no lookup of its own), which is also what answers a batch that lost a race: 409 `DOCUMENT_TAKEN`.
  */
 async function insertClients(
   tx: Tx,
   caller: Caller,
   inputs: CreateClientInput[],
+  batch = false,
 ): Promise<{ bad: { index: number; error: ApiError }[]; created: ClientDto[] }> {
   const companyId = caller.companyId
+  const bad: { index: number; error: ApiError }[] = []
+  const documents = inputs.map((input, index) => {
+    try {
+      return input.document ? checkDocument(input.document, batch ? `clients.${index}.document` : 'document') : null
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e
+      bad.push({ index, error: e })
+      return null
+    }
+  })
+  if (batch) {
+    const held = await documentsHeld(tx, companyId, documents.filter((d): d is ClientDocument => d !== null))
+    const seen = new Set<string>()
+    documents.forEach((doc, index) => {
+      if (!doc) return
+      const key = `${doc.type} ${doc.number}`
+      if (held.has(key) || seen.has(key)) bad.push({ index, error: documentTaken(doc, `clients.${index}.document`) })
+      seen.add(key)
+    })
+  }
   const tagIds = [...new Set(inputs.flatMap((i) => i.tag_ids ?? []))]
   const tagRows = tagIds.length
     ? (await tx.select().from(tags).where(sql`${tags.id} = any(${pgArray(tagIds, 'int')})`)).filter((t) => t.companyId === companyId)
     : []
   const tagById = new Map(tagRows.map((t) => [t.id, t]))
-  const bad: { index: number; error: ApiError }[] = []
   inputs.forEach((input, index) => {
     const unknown = (input.tag_ids ?? []).filter((id) => !tagById.has(id))
     if (unknown.length)
       bad.push({ index, error: unprocessable('UNKNOWN_TAG', 'Unknown tag', unknown.map((id) => ({ field: 'tag_ids', message: `unknown tag ${id}` }))) })
   })
-  if (bad.length) return { bad, created: [] }
+  if (bad.length) return { bad: bad.sort((a, b) => a.index - b.index), created: [] }
 
   const opened = inputs.flatMap((input, i) => (input.accounts ?? []).map((a) => ({ client: i + 1, name: a.name ?? a.currency_name, currency: a.currency_name })))
   const links = inputs.flatMap((input, i) => (input.tag_ids ?? []).map((tagId) => ({ client: i + 1, tagId })))
-  const [inserted] = rowsOf<{
+  let inserted: {
     clients: Omit<ClientDto, 'accounts' | 'client_tags'>[]
     accounts: (Omit<ReturnType<typeof accountDto>, 'balance'> & { balance: string })[]
     links: { id: number; client_id: number; tag_id: number; created_at: string }[]
-  }>(
-    await insertPlanned(tx, inputs.length + opened.length + links.length, (keyChecks) =>
-      INSERT_CLIENTS(tx, {
-        count: inputs.length,
-        companyId,
-        names: arrayLiteral(inputs.map((i) => i.name)),
-        descriptions: arrayLiteral(inputs.map((i) => i.description ?? '')),
-        types: arrayLiteral(inputs.map((i) => i.type)),
-        accountClients: arrayLiteral(opened.map((a) => a.client)),
-        accountNames: arrayLiteral(opened.map((a) => a.name)),
-        currencies: arrayLiteral(opened.map((a) => a.currency)),
-        linkClients: arrayLiteral(links.map((l) => l.client)),
-        linkTags: arrayLiteral(links.map((l) => l.tagId)),
-        keyChecks,
-      }),
-    ),
-  )
+  }
+  try {
+    ;[inserted] = rowsOf<typeof inserted>(
+      await insertPlanned(tx, inputs.length + opened.length + links.length, (keyChecks) =>
+        INSERT_CLIENTS(tx, {
+          count: inputs.length,
+          companyId,
+          names: arrayLiteral(inputs.map((i) => i.name)),
+          descriptions: arrayLiteral(inputs.map((i) => i.description ?? '')),
+          types: arrayLiteral(inputs.map((i) => i.type)),
+          documentTypes: arrayLiteral(documents.map((d) => d?.type ?? null)),
+          documentNumbers: arrayLiteral(documents.map((d) => d?.number ?? null)),
+          documentCountries: arrayLiteral(documents.map((d) => d?.country ?? null)),
+          accountClients: arrayLiteral(opened.map((a) => a.client)),
+          accountNames: arrayLiteral(opened.map((a) => a.name)),
+          currencies: arrayLiteral(opened.map((a) => a.currency)),
+          linkClients: arrayLiteral(links.map((l) => l.client)),
+          linkTags: arrayLiteral(links.map((l) => l.tagId)),
+          keyChecks,
+        }),
+      ),
+    )
+  } catch (e) {
+    if (!isUniqueViolation(e, DOCUMENT_INDEX)) throw e
+    const doc = documents.find((d) => d !== null)!
+    throw batch ? new ApiError(409, 'DOCUMENT_TAKEN', 'A document of this batch was taken by another client meanwhile; nothing was created') : documentTaken(doc)
+  }
 
   const accountsBy = groupBy(inserted.accounts, (a) => a.client_id)
   const linksBy = groupBy(inserted.links, (l) => l.client_id)
@@ -303,7 +369,7 @@ export async function createClient(tx: Tx, caller: Caller, input: CreateClientIn
 export async function createClients(tx: Tx, caller: Caller, inputs: CreateClientInput[]) {
   if (inputs.length === 0 || inputs.length > MAX_CLIENT_BATCH)
     throw invalid(`A batch holds 1 to ${MAX_CLIENT_BATCH} clients`, [{ field: 'clients', message: `1 to ${MAX_CLIENT_BATCH} items` }])
-  const { bad, created } = await insertClients(tx, caller, inputs)
+  const { bad, created } = await insertClients(tx, caller, inputs, true)
   if (bad.length)
     throw unprocessable(
       'BATCH_ITEM_INVALID',
@@ -329,17 +395,24 @@ const accountEvent = (caller: Caller, dto: { id: number }): DomainEvent => ({
 const announceClient = (tx: Tx, caller: Caller, type: string, dto: { id: number }) => announce(tx, clientEvent(caller, type, dto))
 const announceAccount = (tx: Tx, caller: Caller, dto: { id: number }) => announce(tx, accountEvent(caller, dto))
 
-export async function updateClient(tx: Tx, caller: Caller, id: number, input: { name?: string; description?: string; type?: number }) {
+export async function updateClient(tx: Tx, caller: Caller, id: number, input: { name?: string; description?: string; type?: number; document?: DocumentInput | null }) {
+  const document = input.document ? checkDocument(input.document) : input.document
   await clientRow(tx, caller, id, true)
-  await tx
-    .update(clients)
-    .set({
-      ...(input.name !== undefined && { name: input.name }),
-      ...(input.description !== undefined && { description: input.description }),
-      ...(input.type !== undefined && { type: input.type }),
-      updatedAt: new Date(),
-    })
-    .where(eq(clients.id, id))
+  try {
+    await tx
+      .update(clients)
+      .set({
+        ...(input.name !== undefined && { name: input.name }),
+        ...(input.description !== undefined && { description: input.description }),
+        ...(input.type !== undefined && { type: input.type }),
+        ...(document !== undefined && { documentType: document?.type ?? null, documentNumber: document?.number ?? null, documentCountry: document?.country ?? null }),
+        updatedAt: new Date(),
+      })
+      .where(eq(clients.id, id))
+  } catch (e) {
+    if (document && isUniqueViolation(e, DOCUMENT_INDEX)) throw documentTaken(document)
+    throw e
+  }
   const dto = await getClient(tx, caller, id)
   await announceClient(tx, caller, 'client.updated', dto)
   return dto

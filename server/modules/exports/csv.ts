@@ -1,12 +1,13 @@
 /**
- * RFC 4180 output: fields joined by commas, records ended by CRLF, a field quoted when it holds a comma,
- * a double quote, CR or LF, and quotes inside doubled.
+ * RFC 4180 output: fields joined by commas (or the given separator, `;` where the comma is the decimal mark),
+ * records ended by CRLF, a field quoted when it holds the separator, a double quote, CR or LF, and quotes inside
+ * doubled.
  */
-export function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value
+export function csvField(value: string, separator = ','): string {
+  return value.includes(separator) || /["\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value
 }
 
-export const csvRecord = (fields: string[]) => `${fields.map(csvField).join(',')}\r\n`
+export const csvRecord = (fields: string[], separator = ',') => `${fields.map((f) => csvField(f, separator)).join(separator)}\r\n`
 
 /**
  * Free text that a spreadsheet would run as a formula (first character = + - @, or a tab/CR that some

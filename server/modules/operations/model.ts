@@ -7,7 +7,7 @@ const Kind = t.Union([t.Literal('up_down'), t.Literal('other'), t.Literal('excha
 const TxStatus = t.Union([t.Literal('pending'), t.Literal('completed'), t.Literal('cancelled')])
 const opStatus = (description?: string) =>
   t.Union([t.Literal('pending'), t.Literal('completed'), t.Literal('cancelled'), t.Literal('mixed')], { description })
-const DateInput = t.Union([t.String({ format: 'date-time' }), t.String({ format: 'date' })], {
+const DateInput = t.Union([t.String({ format: 'date-time', maxLength: 40 }), t.String({ format: 'date', maxLength: 10 })], {
   description: 'ISO 8601 date-time, or a date `YYYY-MM-DD` meaning that day 00:00 in the company time zone',
 })
 
@@ -44,6 +44,23 @@ const transaction = t.Object({
 }, { $id: 'Transaction' })
 
 
+/** What an operation made by `POST /api/exchanges` was, in the counter's terms (contract §19). */
+const exchange = t.Object(
+  {
+    side: t.Union([t.Literal('buy'), t.Literal('sell')], { description: '`buy`: the house bought the foreign currency (the customer handed it in); `sell`: it sold it' }),
+    currency: t.String({ description: 'The foreign currency' }),
+    amount: MoneyOut('Foreign amount'),
+    rate: MoneyOut('Local currency per unit of the foreign one'),
+    rate_source: t.Union([t.Literal('board'), t.Literal('manual')], { description: '`board`: the rate published on the rates board at that moment; `manual`: another one' }),
+    local_amount: MoneyOut('amount × rate in the local currency, rounded half away from zero to 2 decimals'),
+    commission: MoneyOut('Commission charged to the customer in the local currency (0 without one)'),
+    ticket_id: t.Nullable(t.Integer({ description: 'The waiting-room ticket served' })),
+  },
+  { $id: 'ExchangeDetail' },
+)
+
+const receiptNumber = t.String({ pattern: '^[0-9]{5}-[0-9]{8,}$', description: 'The receipt number `PPPPP-NNNNNNNN` (point and sequence, zero-padded)' })
+
 const operation = t.Object({
   id: t.Integer(),
   company_id: t.Integer(),
@@ -58,6 +75,8 @@ const operation = t.Object({
   updated_at: DateTime,
   transactions: t.Array(transaction),
   attachments: t.Array(AttachmentModel.attachment),
+  exchange: t.Optional(exchange),
+  receipt_number: t.Optional(t.String({ ...receiptNumber, description: 'Only on an exchange: its receipt number `PPPPP-NNNNNNNN`' })),
 }, { $id: 'Operation' })
 
 const create = t.Object(
@@ -89,6 +108,8 @@ const create = t.Object(
 )
 
 export const OperationModel = {
+  exchange,
+  receiptNumber,
   operationTypeCreate: t.Object(
     { name: t.String({ minLength: 1, maxLength: 200 }), kind: Kind },
     { additionalProperties: false },
@@ -111,7 +132,7 @@ export const OperationModel = {
       client_id: t.Optional(Id),
       from: t.Optional(DateInput),
       to: t.Optional(
-        t.Union([t.String({ format: 'date-time' }), t.String({ format: 'date' })], {
+        t.Union([t.String({ format: 'date-time', maxLength: 40 }), t.String({ format: 'date', maxLength: 10 })], {
           description: 'Inclusive upper bound on `date`; a date `YYYY-MM-DD` means the whole of that day in the company time zone',
         }),
       ),

@@ -12,6 +12,7 @@ import { operationVisible } from '../../lib/scope'
 import { announce, announceAll, type DomainEvent } from '../../lib/events'
 import { drawnIds, insertPlanned, nextId, type KeyCheckPlans } from '../../lib/write'
 import { attachmentDtosByOperation } from '../attachments/service'
+import { exchangeDetails } from './exchange-detail'
 import type { BlobStore } from '../../infra/storage'
 import type { CreateOperationInput, OperationDto } from './model'
 
@@ -92,7 +93,7 @@ const transactionDto = (r: TransactionRow) => ({
   updated_at: r.updatedAt.toISOString(),
 })
 
-function operationDto(op: OperationRow, txs: TransactionRow[], attachments: unknown[]): OperationDto {
+function operationDto(op: OperationRow, txs: TransactionRow[], attachments: unknown[], exchange?: Pick<OperationDto, 'exchange' | 'receipt_number'>): OperationDto {
   return {
     id: op.id,
     company_id: op.companyId,
@@ -107,6 +108,7 @@ function operationDto(op: OperationRow, txs: TransactionRow[], attachments: unkn
     updated_at: op.updatedAt.toISOString(),
     transactions: txs.map(transactionDto),
     attachments: attachments as OperationDto['attachments'],
+    ...exchange,
   }
 }
 
@@ -117,12 +119,13 @@ function operationDto(op: OperationRow, txs: TransactionRow[], attachments: unkn
 async function hydrate(db: Executor, companyId: number, rows: OperationRow[], store?: BlobStore): Promise<OperationDto[]> {
   if (rows.length === 0) return []
   const ids = rows.map((r) => r.id)
-  const [txs, files] = await Promise.all([
+  const [txs, files, exchanged] = await Promise.all([
     db.select().from(transactions).where(sql`${transactions.operationId} = any(${pgArray(ids, 'int')})`).orderBy(asc(transactions.id)).prepare('operation_legs').execute(),
     store ? attachmentDtosByOperation(db, store, companyId, ids) : undefined,
+    exchangeDetails(db, ids),
   ])
   const byOp = groupBy(txs, (t) => t.operationId)
-  return rows.map((r) => operationDto(r, byOp.get(r.id) ?? [], files?.get(r.id) ?? []))
+  return rows.map((r) => operationDto(r, byOp.get(r.id) ?? [], files?.get(r.id) ?? [], exchanged.get(r.id)))
 }
 
 async function visibleRow(db: Executor, caller: Caller, id: number): Promise<OperationRow> {
@@ -164,7 +167,7 @@ const operationEvent = (type: string, companyId: number, id: number, created?: O
 })
 
 /** A date-time as given, or a date-only value as that day's midnight in the company's time zone. */
-function instant(companyId: number, value: string, endOfDay = false): SQL {
+export function instant(companyId: number, value: string, endOfDay = false): SQL {
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
     const day = endOfDay ? sql`(${value}::date + 1)` : sql`${value}::date`
     return sql`(${day}::timestamp at time zone (select timezone from companies where id = ${companyId}))`
@@ -405,7 +408,7 @@ type InsertedTransaction = Omit<OperationDto['transactions'][number], 'amount' |
  * operations that touch different accounts share one statement, so a batch needs as many as the most operations
  * moving one account.
  */
-async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs: Refs): Promise<OperationDto[]> {
+async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs: Refs, attach?: Attach): Promise<OperationDto[]> {
   const companyId = caller.companyId
   const legs = items.flatMap((p, i) => p.input.transactions.map((t, j) => ({ op: i + 1, t, amount: p.amounts[j], status: p.status })))
   const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
@@ -453,11 +456,19 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
       where a.id = d.id`)
   }
 
-  return announceCreated(tx, companyId, ops, txRows)
+  return announceCreated(tx, companyId, ops, txRows, attach)
 }
 
+/**
+ * Rows that belong with one operation being created (an exchange and its receipt), written once the operation's own
+ * rows are in and its balances moved, and before it is announced; what it answers joins the operation as its GET
+ * shows it, in the create's answer and in the event alike. Its first statement must be sent before it first awaits
+ * anything else (the announcement is sent right behind it).
+ */
+export type Attach = (tx: Tx, created: OperationDto) => Promise<Partial<OperationDto>>
+
 /** Inserted operations as the create answers them (what their GET returns), each announced. */
-async function announceCreated(tx: Tx, companyId: number, ops: InsertedOperation[], txRows: InsertedTransaction[]): Promise<OperationDto[]> {
+async function announceCreated(tx: Tx, companyId: number, ops: InsertedOperation[], txRows: InsertedTransaction[], attach?: Attach): Promise<OperationDto[]> {
   const byOp = groupBy(txRows, (t) => t.operation_id)
   const created: OperationDto[] = ops.map((op) => ({
     ...op,
@@ -465,6 +476,20 @@ async function announceCreated(tx: Tx, companyId: number, ops: InsertedOperation
     transactions: (byOp.get(op.id) ?? []).map((t) => ({ ...t, amount: toJson(t.amount), status: t.status as 'pending' | 'completed' | 'cancelled' })),
     attachments: [],
   }))
+  if (attach) {
+    // The attached rows' statement goes out first and the announcement right behind it, one round trip for both (the
+    // connection runs statements in the order sent): the event renders the operation in SQL, so it already shows what
+    // was attached, and rows locked by the attach (a receipt counter) wait on no round trip of the server's before the
+    // commit. Both are settled before anything is thrown.
+    const [attached, announced] = await Promise.allSettled([
+      attach(tx, created[0]),
+      announceAll(tx, [{ type: 'operation.created', companyId, object: { kind: 'operation', id: created[0].id }, renderSql: operationJson, facts: createdOrigin }]),
+    ])
+    if (attached.status === 'rejected') throw attached.reason
+    if (announced.status === 'rejected') throw announced.reason
+    Object.assign(created[0], attached.value)
+    return created
+  }
   await announceAll(tx, created.map((dto) => operationEvent('operation.created', companyId, dto.id, dto)))
   return created
 }
@@ -536,7 +561,7 @@ const INSERT_CHECKED = fixedStatement<
 )
 
 /** `INSERT_CHECKED` for one pending operation: the created operation, announced, or null when a check failed. */
-async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput, amounts: string[]): Promise<OperationDto | null> {
+async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput, amounts: string[], attach?: Attach): Promise<OperationDto | null> {
   const scope = clientScope(caller)
   const [inserted] = rowsOf<{ ops: InsertedOperation[]; txs: InsertedTransaction[] }>(
     await insertPlanned(
@@ -561,7 +586,7 @@ async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput
     ),
   )
   if (inserted.ops.length === 0) return null
-  const [created] = await announceCreated(tx, caller.companyId, inserted.ops, inserted.txs)
+  const [created] = await announceCreated(tx, caller.companyId, inserted.ops, inserted.txs, attach)
   return created
 }
 
@@ -569,18 +594,19 @@ async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput
  * Creates an operation and its transactions in the caller's transaction. With `status: completed` the
  * balances move at once, exactly as an approval would. A client-scoped employee may only create an
  * operation they will be able to see (its client, or an account it moves, is in their scope): else 403.
+ * `attach` adds rows of another feature that belong with it (see Attach).
  */
-export async function createOperation(tx: Tx, caller: Caller, input: CreateOperationInput): Promise<OperationDto> {
+export async function createOperation(tx: Tx, caller: Caller, input: CreateOperationInput, attach?: Attach): Promise<OperationDto> {
   // Amounts first: a bad one is answered before any account is locked.
   const amounts = amountsOf(input)
   // A pending operation is checked by the statement that inserts it; only when a check fails are its references read,
   // to answer what `prepare` finds wrong (or, should a reference have changed in between, to insert it this way).
   if ((input.status ?? 'pending') === 'pending') {
-    const created = await insertChecked(tx, caller, input, amounts)
+    const created = await insertChecked(tx, caller, input, amounts, attach)
     if (created) return created
   }
   const refs = await loadRefs(tx, caller.companyId, [input])
-  const [dto] = await insertOperations(tx, caller, [prepare(caller, input, refs, amounts)], refs)
+  const [dto] = await insertOperations(tx, caller, [prepare(caller, input, refs, amounts)], refs, attach)
   return dto
 }
 

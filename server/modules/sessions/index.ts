@@ -6,7 +6,8 @@ import { configureHashing } from '../../access/passwords'
 import { ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_WAIT_MS, DEVICE_COOKIE_DAYS, DeviceCookies, PAIR_FREE_FAILURES } from '../../access/throttle'
 import { clientAddress } from '../../access/address'
 import type { Caller } from '../../access/caller'
-import { forbidden, unauthorized } from '../../lib/errors'
+import { ApiError, forbidden, unauthorized } from '../../lib/errors'
+import { telemetryOf } from '../../infra/telemetry'
 import { ErrorBody, JSON_BODY } from '../../lib/models'
 import { bodyBounds } from '../../plugins/body-limit'
 import { SessionModel } from './model'
@@ -28,6 +29,7 @@ const sessionDto = (caller: SessionCaller) => ({
     permissions: caller.employee!.permissions,
     client_ids: caller.employee!.clientIds,
   },
+  company: { id: caller.companyId, ...caller.session.company },
   expires_at: caller.session.expiresAt.toISOString(),
 })
 
@@ -38,6 +40,12 @@ const sessionDto = (caller: SessionCaller) => ({
 export const sessionsModule = (app: AppContext) => {
   configureHashing(app.config.passwordHashing)
   const devices = new DeviceCookies(app.config.signingSecret, app.config.publicBaseUrl)
+  const refusals = telemetryOf(app)?.signInRefused
+  /** A refused sign-in, counted by why (fos_sign_in_refusals_total); the refusal itself goes on as it was. */
+  const counted = (e: unknown): never => {
+    if (refusals && e instanceof ApiError && (e.status === 401 || e.status === 429)) refusals.inc({ reason: e.status === 401 ? 'bad_credentials' : 'throttled' })
+    throw e
+  }
   return new Elysia({ prefix: '/api/sessions' })
       .use(routePolicy(app))
       .post(
@@ -47,7 +55,7 @@ export const sessionsModule = (app: AppContext) => {
           const origin = request.headers.get('origin')
           if (origin !== null && origin !== new URL(app.config.publicBaseUrl).origin) throw forbidden('Sign-in from another origin')
           const from = { address: clientAddress(request, server, app.config.trustProxy) ?? 'unknown', cookies: request.headers.get('cookie') }
-          const { token, deviceCookie, session } = await signIn(app, devices, body, from)
+          const { token, deviceCookie, session } = await signIn(app, devices, body, from).catch(counted)
           set.status = 201
           set.headers['set-cookie'] = [sessionCookie(token, app.config.publicBaseUrl), deviceCookie] as never
           set.headers['cache-control'] = 'no-store'
@@ -87,7 +95,7 @@ export const sessionsModule = (app: AppContext) => {
         detail: {
           tags: [TAG],
           summary: 'The signed-in employee',
-          description: 'With the session cookie: the employee and when the session ends. Without one (or with only an API key) → 401 `UNAUTHORIZED`.',
+          description: 'With the session cookie: the employee, the company (its name and time zone, for the apps\' dates) and when the session ends. Without one (or with only an API key) → 401 `UNAUTHORIZED`.',
         },
       })
       .delete(

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
 import { openSession, sessionCookie } from '../../access/sessions'
-import { appPage, APPS_DIST, pageNotFound } from '../../lib/app-pages'
+import { appPage, APPS_DIST } from '../../lib/app-pages'
 import { eventTransaction } from '../../lib/events'
 import { forbidden, notFound } from '../../lib/errors'
 import { ErrorBody, JSON_BODY } from '../../lib/models'
@@ -10,11 +10,12 @@ import { anyCompany, runSetup } from './service'
 
 /**
  * The first run: while the database holds no company, `GET /setup` serves the setup page and `POST /api/setup` makes
- * the company and its owner with the token printed at start. Once a company exists both are 404, for good.
+ * the company and its owner with the token printed at start. Once a company exists both are 404, for good; a person
+ * who opens an old or used link gets that 404 as a page in Spanish that sends them to the manager app.
  */
 export const setupModule = (app: AppContext, dist = APPS_DIST) =>
   new Elysia()
-    .get('/setup', async () => ((await anyCompany(app.db)) ? pageNotFound() : appPage(dist, 'setup.html')), { detail: { hide: true } })
+    .get('/setup', async () => ((await anyCompany(app.db)) ? appPage(dist, 'setup-done.html', 404) : appPage(dist, 'setup.html')), { detail: { hide: true } })
     .post(
       '/api/setup',
       async ({ body, set }) => {
@@ -50,7 +51,8 @@ export const setupModule = (app: AppContext, dist = APPS_DIST) =>
             '(an employee with `company.admin`, who acts as the company key) and signs the owner in: the answer sets `fos_session` as',
             '`POST /api/sessions` does. A wrong or expired token → 401 `UNAUTHORIZED`; once a company exists → 404 `NOT_FOUND` (of two racing',
             'setups exactly one wins); an `Origin` other than this service’s → 403. Not replayable by `Idempotency-Key`: the session it',
-            'opens is kept only as a digest, so a second answer could not repeat its cookie.',
+            'opens is kept only as a digest, so a second answer could not repeat its cookie. With `starter: true` the same transaction also',
+            'creates the starter set (described at `starter`), audited and announced as if the owner had made it.',
           ].join(' '),
         },
       },

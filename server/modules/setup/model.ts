@@ -22,6 +22,13 @@ export const SetupModel = {
         },
         { additionalProperties: false },
       ),
+      starter: t.Optional(
+        t.Boolean({
+          default: false,
+          description:
+            'A ready start: the caja "Caja principal" with accounts ARS, USD, EUR and BRL; operation types "Compra de divisas" and "Venta de divisas" (exchange), "Ingreso" and "Egreso" (up_down), "Ajuste de caja" (other); transaction types "Capital" and "Comisión" (is_commission). Default false: the company has no records.',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),

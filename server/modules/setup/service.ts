@@ -2,12 +2,15 @@ import { randomBytes } from 'node:crypto'
 import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm'
 import { companies, employees, setupTokens } from '../../../db/schema'
 import type { Executor, Tx } from '../../../db/client'
+import type { Caller } from '../../access/caller'
 import { hashPassword } from '../../access/passwords'
 import { endSessions } from '../../access/sessions'
 import { conflict, invalid, notFound, unauthorized } from '../../lib/errors'
 import { sha256 } from '../../lib/secrets'
 import { validTimezone } from '../../lib/time'
+import { createClient } from '../clients/service'
 import { employeeDto } from '../employees/service'
+import { createOperationType, createTransactionType } from '../operations/service'
 import { companyDto } from '../superadmin/service'
 
 /**
@@ -60,7 +63,7 @@ export interface OwnerInput {
  * and the lock holder looks for a company before anything else: of two racing setups, the second finds the first's
  * company and answers 404, whatever its token. A wrong or expired token is 401; a used one is gone with the others.
  */
-export async function runSetup(tx: Tx, token: string, input: { company: CompanyInput; owner: OwnerInput }, now: Date) {
+export async function runSetup(tx: Tx, token: string, input: { company: CompanyInput; owner: OwnerInput; starter?: boolean }, now: Date) {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext('fos.setup'))`)
   if (await anyCompany(tx)) throw notFound()
   const [valid] = await tx
@@ -73,8 +76,46 @@ export async function runSetup(tx: Tx, token: string, input: { company: CompanyI
   await tx.execute(sql`select set_config('app.actor_email', ${input.owner.email.toLowerCase()}, true), set_config('app.channel', 'setup', true)`)
   const company = await createCompanyRecord(tx, input.company, now)
   const employee = await createOwner(tx, company.id, input.owner, now)
+  if (input.starter) await createStarterSet(tx, company)
   await tx.delete(setupTokens)
   return { company, employee }
+}
+
+/**
+ * A ready start (contract §18): what a casa de cambio needs to record its first purchase. Names are the ones the
+ * exchange (§19) and the till (§20) look for, so they are exact.
+ */
+export const STARTER = {
+  caja: { name: 'Caja principal', currencies: ['ARS', 'USD', 'EUR', 'BRL'] },
+  operationTypes: [
+    { name: 'Compra de divisas', kind: 'exchange' },
+    { name: 'Venta de divisas', kind: 'exchange' },
+    { name: 'Ingreso', kind: 'up_down' },
+    { name: 'Egreso', kind: 'up_down' },
+    { name: 'Ajuste de caja', kind: 'other' },
+  ],
+  transactionTypes: [
+    { name: 'Capital', is_commission: false },
+    { name: 'Comisión', is_commission: true },
+  ],
+} as const
+
+/**
+ * Creates the starter set in the open transaction through the same services the API uses, so its rows, audit trail
+ * and events (`client.created`, `account.created`) are those of a company key making them one by one.
+ */
+export async function createStarterSet(tx: Tx, company: { id: number; modules: Record<ModuleName, boolean> }) {
+  const caller: Caller = { companyId: company.id, keyId: 0, employee: null, modules: company.modules }
+  const caja = await createClient(tx, caller, {
+    name: STARTER.caja.name,
+    type: 0,
+    accounts: STARTER.caja.currencies.map((currency_name) => ({ currency_name })),
+  })
+  const operationTypes = []
+  for (const type of STARTER.operationTypes) operationTypes.push(await createOperationType(tx, caller, type))
+  const transactionTypes = []
+  for (const type of STARTER.transactionTypes) transactionTypes.push(await createTransactionType(tx, caller, type))
+  return { caja, operationTypes, transactionTypes }
 }
 
 function checkCompany(input: CompanyInput) {

@@ -6,6 +6,7 @@ import { SharedSlots, Slots } from '../../lib/slots'
 import { buildSnapshot, channelOf, liveQueue, liveTokenIds } from './service'
 import { localDate } from '../../lib/time'
 import { liveCredentials } from '../../access/sessions'
+import { telemetryOf } from '../../infra/telemetry'
 
 const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(':\n\n')
@@ -102,11 +103,11 @@ export class VentanillaHub {
    */
   claim(tokenId: number, companyId: number, address = 'unknown'): (() => void) | null {
     const byToken = this.streamsPerToken.take(tokenId)
-    if (!byToken) return null
+    if (!byToken) return this.refused()
     const byAddress = this.streamsPerAddress.take(address, companyId)
     if (!byAddress) {
       byToken()
-      return null
+      return this.refused()
     }
     return () => {
       byToken()
@@ -119,7 +120,20 @@ export class VentanillaHub {
    * applies (the same count and company shares the screens' streams take from). Null when it is full.
    */
   claimStaff(companyId: number, address = 'unknown'): (() => void) | null {
-    return this.streamsPerAddress.take(address, companyId)
+    return this.streamsPerAddress.take(address, companyId) ?? this.refused()
+  }
+
+  /** A stream refused for its limits, counted with the other 429s (fos_rate_limited_total). */
+  private refused(): null {
+    telemetryOf(this.app)?.rateLimited.inc({ limit: 'streams' })
+    return null
+  }
+
+  /** Open streams of each kind: the screens' snapshot streams (TV and dispenser tokens) and the console's queue streams. */
+  streamsByKind(): { screen: number; console: number } {
+    const open = { screen: 0, console: 0 }
+    for (const f of this.feeds.values()) for (const s of f.sinks) open[s.queue ? 'console' : 'screen']++
+    return open
   }
 
   /** Adds a stream and resolves once it has been sent its first snapshot (or was ended). */

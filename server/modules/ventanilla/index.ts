@@ -5,7 +5,7 @@ import type { Caller } from '../../access/caller'
 import { isSession } from '../../access/sessions'
 import { clientAddress } from '../../access/address'
 import { appPage, APPS_DIST } from '../../lib/app-pages'
-import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/models'
+import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY, onlyFields } from '../../lib/models'
 import { invalid, notFound } from '../../lib/errors'
 import { claimOnce, idempotencyScope, tenantTx } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
@@ -49,21 +49,6 @@ import {
 const Deleted = t.Object({ deleted: t.Literal(true) })
 const TAG = 'Ventanilla'
 const doc = (summary: string, description?: string) => ({ tags: [TAG], summary, ...(description && { description }) })
-
-/**
- * Refuses a body naming a field its schema does not have. Elysia's validation drops such fields silently (it
- * normalizes bodies to their schema), so a misspelt setting would answer 200 having changed nothing; this runs in
- * the transform stage, which sees the body as sent, before it is normalized.
- */
-const onlyFields = (schema: { properties: Record<string, unknown> }) => {
-  const known = new Set(Object.keys(schema.properties))
-  return ({ body }: { body: unknown }) => {
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return
-    const unknown = Object.keys(body).filter((k) => !known.has(k))
-    if (unknown.length)
-      throw invalid(`Unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, unknown.map((field) => ({ field, message: 'not a field of this body' })))
-  }
-}
 
 const MANAGE = { module: 'ventanilla', permission: 'ventanilla.manage' } as const
 const CALL = { module: 'ventanilla', permission: 'ventanilla.call' } as const
@@ -190,14 +175,21 @@ const staff = (app: AppContext) => {
         detail: {
           ...doc(
             'Waiting-room statistics per day and service',
-            'One row per day (company time zone, the day the tickets were taken) and service that issued tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds. `from`/`to` default to today; `from` after `to` → 400. `format=csv`: the same rows as RFC 4180 CSV with a header line (columns in the JSON order, empty cells for nulls; a service name starting with `=`, `+`, `-`, `@` gets a leading `\'`).',
+            [
+              'One row per day (company time zone, the day the tickets were taken) and service that issued or served tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds.',
+              'A transferred ticket counts where each thing happened: `issued` and its wait under the service it was taken for, `served` or `no_show` and its service time under the service that had it last.',
+              '`from`/`to` default to today; `from` after `to` → 400.',
+              '`format=csv`: the same rows as a CSV an es-AR spreadsheet opens as it is: UTF-8 with a byte order mark, `;` between fields (RFC 4180 quoting), Spanish headings in the JSON order',
+              '(`Fecha;N.º de servicio;Servicio;Emitidos;Atendidos;No se presentaron;Espera promedio (s);Espera p90 (s);Atención promedio (s)`), dates `dd/mm/aaaa`, decimal commas, empty cells for nulls;',
+              'a service name starting with `=`, `+`, `-`, `@` gets a leading `\'`.',
+            ].join(' '),
           ),
           responses: {
             200: {
               description: 'The rows: JSON by default, CSV with `format=csv`',
               content: {
                 'application/json': { schema: JSON.parse(JSON.stringify(M.stats)) },
-                'text/csv': { schema: { type: 'string', description: 'RFC 4180, UTF-8, header row first' } },
+                'text/csv': { schema: { type: 'string', description: 'es-AR: UTF-8 with a byte order mark, `;`-separated (RFC 4180 quoting), Spanish header row first, decimal commas' } },
               },
             },
             400: { description: 'Invalid `from`, `to` or `format`; `from` after `to`', content: { 'application/json': { schema: JSON.parse(JSON.stringify(ErrorBody)) } } },
@@ -452,7 +444,7 @@ const DispenserParams = t.Object({ token: t.String({ description: 'Dispenser tok
 const dispenserRoutes = (app: AppContext) => {
   // Checked once per request; the ticket route asks in its parse stage, so an unknown dispenser is answered
   // before its body is read.
-  const checked = new WeakMap<Request, Promise<{ tokenId: number; companyId: number }>>()
+  const checked = new WeakMap<Request, Promise<{ tokenId: number; companyId: number; name: string }>>()
   const dispenserOf = (request: Request, token: string) => {
     let target = checked.get(request)
     if (!target) {
@@ -485,7 +477,12 @@ const dispenserRoutes = (app: AppContext) => {
         return claimOnce(
           app,
           idempotencyScope(publicCaller(target.companyId)),
-          (fn) => tenantTx(app, publicCaller(target.companyId), 'write', fn),
+          // The audit trail names the dispenser, as the actor a person would recognise.
+          (fn) =>
+            tenantTx(app, publicCaller(target.companyId), 'write', fn, {
+              channel: 'dispenser',
+              channelDetail: { dispenser: { id: target.tokenId, name: target.name } },
+            }),
           { key: headers['idempotency-key'], method: 'POST', path, fingerprint: body },
           set,
           (tx) => dispenseTicket(tx, target, body, app.clock()),

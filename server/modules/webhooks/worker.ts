@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { rowsOf } from '../../../db/client'
+import { isConnectionLost, rowsOf } from '../../../db/client'
 import { parseExactJson } from '../../../db/json'
 import type { AppContext } from '../../context'
 import { announce, eventTransaction } from '../../lib/events'
@@ -32,6 +32,13 @@ const GATHER_MS = 5
  * the batch. A worker idle for this long goes at once, so the wait adds at most this much to a delivery.
  */
 const BATCH_MS = 100
+/**
+ * After a statement failed because the database went away (a failover), the next one waits this long, growing with
+ * the outage up to RECONNECT_MAX_MS: the outcomes it carries are recorded, and the leases it gives back, within a
+ * second of writes resuming.
+ */
+const RECONNECT_MIN_MS = 100
+const RECONNECT_MAX_MS = 1000
 
 interface Claimed {
   id: number
@@ -92,7 +99,14 @@ function retryAfterSeconds(header: string | null, now: number): number | undefin
  * since the last one and claims as many due deliveries as there are free slots, so under load each statement
  * carries a batch both ways, and when idle a delivery costs two (its claim, its outcome). The worker runs one
  * when woken: after the commit of a change that queued deliveries in this process, when an attempt finishes, when
- * a retry it scheduled falls due, when another process at capacity asks (LISTEN), and on a slow poll for the rest.
+ * a retry it scheduled falls due, when another process at capacity asks (LISTEN, and once more each time LISTEN is
+ * back after a lost connection), and on a slow poll for the rest.
+ *
+ * Losing the database (a failover) loses nothing and holds nothing up for long: the outcomes a failed statement
+ * carried are kept and recorded by the next one, which is tried again within a second of writes resuming; and since
+ * a claim whose answer was lost may still have committed, the next statement gives back every lease this worker
+ * holds for a delivery it is not sending (`locked_by`), instead of leaving those deliveries, and the endpoint's
+ * in-flight allowance they count against, until the leases run out.
  */
 export class DeliveryWorker {
   readonly #app: AppContext
@@ -117,6 +131,14 @@ export class DeliveryWorker {
   #unlisten: Promise<(() => Promise<void>) | undefined> | undefined
   #passedOn = 0
   #lastPrune = 0
+  /** Deliveries this worker claimed and has not yet recorded the outcome of: its leases that are real. */
+  readonly #inFlight = new Set<number>()
+  /** A statement failed with the connection: a claim may have committed unseen, so its leases are to be given back. */
+  #unsure = false
+  /** Since when statements fail with the connection, and when the next one may go. */
+  #lostSince: number | null = null
+  #holdUntil = 0
+  #hold: ReturnType<typeof setTimeout> | undefined
 
   constructor(app: AppContext) {
     this.#app = app
@@ -148,9 +170,13 @@ export class DeliveryWorker {
     }, this.#config.pollMs)
     if (this.#shared)
       this.#unlisten = this.#app.database
-        .listen(CHANNEL, (from) => {
-          if (from !== this.#self) this.wake()
-        })
+        .listen(
+          CHANNEL,
+          (from) => {
+            if (from !== this.#self) this.wake()
+          },
+          () => this.wake(),
+        )
         .catch((e) => {
           this.#app.log({ level: 'warn', msg: 'webhook worker not listening; it polls', error: String(e) })
           return undefined
@@ -159,27 +185,43 @@ export class DeliveryWorker {
     return this
   }
 
-  /** Stops claiming, waits for the attempts in flight (each bounded by the attempt timeout) and records them. */
+  /**
+   * Stops claiming, waits for the attempts in flight (each bounded by the attempt timeout) and records them. Outcomes
+   * the database still refuses an attempt timeout after the last attempt ended are given up: their leases run out
+   * and the attempts are made again (at least once).
+   */
   async stop(): Promise<void> {
     this.#stopped = true
     this.#paced?.()
     clearInterval(this.#poll)
     clearTimeout(this.#retry)
-    this.#poll = this.#retry = undefined
+    clearTimeout(this.#hold)
+    this.#poll = this.#retry = this.#hold = undefined
     this.#retryAt = 0
     const unlisten = await this.#unlisten
     this.#unlisten = undefined
     await unlisten?.().catch(() => {})
+    let giveUpAt = Infinity
     while (this.#busy || this.#sending || this.#finished.length || this.#follow.size) {
-      if (!this.#busy && this.#finished.length) this.#run()
+      if (this.#sending) giveUpAt = Infinity
+      else if (giveUpAt === Infinity) giveUpAt = Date.now() + this.#config.timeoutMs
+      if (!this.#busy && this.#finished.length) {
+        if (Date.now() >= giveUpAt) {
+          this.#app.log({ level: 'warn', msg: 'webhook outcomes not recorded at stop; the attempts will be made again', attempts: this.#finished.length })
+          this.#finished.length = 0
+          continue
+        }
+        if (Date.now() >= this.#holdUntil) this.#run()
+      }
       await Promise.allSettled([...this.#follow, Bun.sleep(5)])
     }
   }
 
-  /** Looks for due deliveries now. */
+  /** Looks for due deliveries now (or, while the database is away, when the next try is due). */
   wake(): void {
     if (this.#stopped) return
     if (this.#busy) this.#again = true
+    else if (Date.now() < this.#holdUntil) this.#hold ??= setTimeout(() => ((this.#hold = undefined), this.wake()), this.#holdUntil - Date.now())
     else if (this.#free > 0 || this.#finished.length) this.#run()
     else this.#passOn()
   }
@@ -202,22 +244,59 @@ export class DeliveryWorker {
         this.#again = false
         const batch = this.#finished.splice(0)
         const free = this.#free
-        if (batch.length || free > 0) {
-          const claimed = await this.#exchange(batch, free)
+        if (batch.length || free > 0 || this.#unsure) {
+          let claimed: Claimed[]
+          try {
+            claimed = await this.#exchange(batch, free)
+          } catch (e) {
+            this.#failed(e, batch)
+            return
+          }
+          this.#reconnected()
           for (const c of claimed) this.#launch(c)
           if (free > 0 && claimed.length === free) this.#passOn()
         } else this.#passOn()
         // No await between this check and the end of `#busy`: an attempt finishing now finds the loop gone and starts one.
         if (!this.#again && !this.#finished.length) return
       }
-    } catch (e) {
-      if (!this.#stopped) this.#app.log({ level: 'error', msg: 'webhook claim failed', error: String(e) })
     } finally {
       this.#busy = false
     }
   }
 
+  /**
+   * A statement failed. Lost with the connection, it may or may not have committed: its outcomes go back in line (the
+   * next statement records each only if no other claim of its delivery came since) and the next statement gives back
+   * this worker's leases of deliveries it is not sending, after a pause that grows while the database stays away.
+   * Refused by the database itself, nothing of it committed: its leases run out and the attempts are made again.
+   */
+  #failed(error: unknown, batch: Finished[]) {
+    if (!isConnectionLost(error)) {
+      if (!this.#stopped) this.#app.log({ level: 'error', msg: batch.length ? 'webhook outcomes not recorded' : 'webhook claim failed', error: String(error), attempts: batch.length })
+      for (const { c } of batch) this.#inFlight.delete(c.id)
+      return
+    }
+    this.#finished.unshift(...batch)
+    this.#unsure = true
+    const now = Date.now()
+    if (this.#lostSince === null) {
+      this.#lostSince = now
+      this.#app.log({ level: 'warn', msg: 'webhook worker lost the database; outcomes kept until it is back', error: String(error), attempts: this.#finished.length })
+    }
+    this.#holdUntil = now + Math.min(RECONNECT_MAX_MS, Math.max(RECONNECT_MIN_MS, now - this.#lostSince))
+    clearTimeout(this.#hold)
+    this.#hold = setTimeout(() => ((this.#hold = undefined), this.wake()), this.#holdUntil - now)
+  }
+
+  #reconnected() {
+    if (this.#lostSince === null) return
+    this.#app.log({ level: 'info', msg: 'webhook worker has the database again', after_ms: Date.now() - this.#lostSince })
+    this.#lostSince = null
+    this.#holdUntil = 0
+  }
+
   #launch(c: Claimed) {
+    this.#inFlight.add(c.id)
     this.#sending++
     void this.#send(c)
       .catch((e): Outcome => ({ ok: false, status: null, ms: null, error: `not sent: ${e instanceof Error ? e.message : String(e)}` }))
@@ -227,7 +306,7 @@ export class DeliveryWorker {
         if (!this.#sending) this.#idle?.()
         if (this.#finished.length >= this.#fullBatch) this.#paced?.()
         if (this.#busy) this.#again = true
-        else this.#run()
+        else this.wake()
       })
   }
 
@@ -337,13 +416,27 @@ export class DeliveryWorker {
    * One statement: records `batch` (each attempt's result, its delivery's next state: done, failed for good, or due
    * again after the schedule's wait or the receiver's Retry-After; each endpoint's failing streak) and claims up to
    * `free` due deliveries. A delivery reopened by a resend while its attempt was in flight (another generation)
-   * stays open. The claim sees the statement's own snapshot, so it counts the leases this batch gives back as
-   * given back, and a delivery this batch closes as no longer holding back the next event of its object. Should
-   * the statement fail, the leases run out and the attempts are made again: at least once.
+   * stays open; an outcome whose delivery is no longer leased to this worker (recorded already by a statement whose
+   * answer was lost, or claimed again after the lease ran out while the database was away) is left as it is. The claim sees the statement's own snapshot, so it counts the leases this batch gives
+   * back as given back, and a delivery this batch closes as no longer holding back the next event of its object.
+   * After a statement lost with the connection, this one also gives back the leases this worker holds on deliveries
+   * it is not sending (taken by a claim whose answer never came), with their unsent attempts, for the next to claim.
    */
   async #exchange(batch: Finished[], free: number): Promise<Claimed[]> {
     this.#lastExchange = performance.now()
     const { perEndpoint, retrySchedule: schedule } = this.#config
+    const unsure = this.#unsure
+    // Leases of this worker that no attempt of its stands behind: given back (and their attempts, never made, undone).
+    const release = unsure
+      ? sql` released as (
+        update webhook_deliveries d set locked_until = null, locked_by = null, attempts = d.attempts - 1, updated_at = now()
+        where d.locked_by = ${this.#self}::uuid and d.status = 'pending' and d.locked_until is not null
+          and not (d.id = any(${ids([...this.#inFlight])}::bigint[]))
+        returning d.id, d.attempts + 1 as attempt
+      ), unsent as (
+        delete from webhook_attempts a using released r where a.delivery_id = r.id and a.attempt = r.attempt and a.status = 'pending'
+      ),`
+      : sql``
     const rows = batch.map(({ c, out }, n) => {
       const retryIn = out.ok || out.gone ? null : c.attempts <= schedule.length ? Math.max(schedule[c.attempts - 1], out.retryAfter ?? 0) : null
       return {
@@ -363,15 +456,16 @@ export class DeliveryWorker {
     const statement = sql`with o as (
         select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as o(attempt_id bigint, delivery_id bigint,
           endpoint_id int, generation int, ok boolean, delivery_status text, code int, ms int, error text, retry_in int, n int)
-      ), attempts as (
+      ),${release} attempts as (
         update webhook_attempts a set status = case when o.ok then 'succeeded' else 'failed' end, response_status = o.code,
           response_ms = o.ms, error = o.error, next_attempt_at = now() + make_interval(secs => o.retry_in)
         from o where a.id = any(${ids(rows.map((r) => r.attempt_id))}::bigint[]) and a.id = o.attempt_id
       ), deliveries as (
-        update webhook_deliveries d set locked_until = null, updated_at = now(),
+        update webhook_deliveries d set locked_until = null, locked_by = null, updated_at = now(),
           status = case when d.generation = o.generation then o.delivery_status else 'pending' end,
           next_attempt_at = case when d.generation = o.generation then coalesce(now() + make_interval(secs => o.retry_in), d.next_attempt_at) else now() end
         from o where d.id = any(${ids(rows.map((r) => r.delivery_id))}::bigint[]) and d.id = o.delivery_id
+          and d.locked_by = ${this.#self}::uuid
       ), latest as (
         select distinct on (endpoint_id) endpoint_id, ok from o order by endpoint_id, n desc
       ), streaks as (
@@ -397,7 +491,7 @@ export class DeliveryWorker {
         limit ${free}
       ), claimed as (
         update webhook_deliveries w
-        set locked_until = now() + make_interval(secs => ${this.#leaseSeconds}), attempts = w.attempts + 1, updated_at = now()
+        set locked_until = now() + make_interval(secs => ${this.#leaseSeconds}), locked_by = ${this.#self}::uuid, attempts = w.attempts + 1, updated_at = now()
         from due where w.id = due.id
         returning w.id, w.attempts, w.generation, w.company_id, w.endpoint_id, w.event_id, due.relapsed
       ), interrupted as (
@@ -413,21 +507,21 @@ export class DeliveryWorker {
         e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at > now() as previous_live, e.failing_since
       from claimed c join logged l on l.delivery_id = c.id join events ev on ev.id = c.event_id
         join webhook_endpoints e on e.id = c.endpoint_id`
-    let claimed: Claimed[]
-    try {
-      claimed = rowsOf<Claimed>(
-        this.#shared
-          ? await this.#app.db.transaction(async (tx) => {
-              // Claims of all processes take turns: each statement's snapshot, taken once the lock is held, counts
-              // every lease the previous holder committed, so an endpoint never has more than perEndpoint in flight.
-              await tx.execute(sql`select pg_advisory_xact_lock(${CLAIM_LOCK}, 0)`)
-              return tx.execute(statement)
-            })
-          : await this.#app.db.execute(statement),
-      )
-    } catch (e) {
-      if (rows.length) this.#app.log({ level: 'error', msg: 'webhook outcomes not recorded', error: String(e), attempts: rows.length })
-      throw e
+    const claimed = rowsOf<Claimed>(
+      this.#shared
+        ? await this.#app.db.transaction(async (tx) => {
+            // Claims of all processes take turns: each statement's snapshot, taken once the lock is held, counts
+            // every lease the previous holder committed, so an endpoint never has more than perEndpoint in flight.
+            await tx.execute(sql`select pg_advisory_xact_lock(${CLAIM_LOCK}, 0)`)
+            return tx.execute(statement)
+          })
+        : await this.#app.db.execute(statement),
+    )
+    for (const { c } of batch) this.#inFlight.delete(c.id)
+    if (unsure) {
+      this.#unsure = false
+      // What was given back is claimable from the next statement's snapshot on.
+      this.#again = true
     }
     const retries = rows.filter((r) => r.retry_in !== null).map((r) => r.retry_in!)
     if (retries.length) this.#wakeAt(Date.now() + Math.min(...retries) * 1000)
