@@ -3,8 +3,8 @@ import { defineConfig } from 'vite'
 import solid from 'vite-plugin-solid'
 
 // Served by the API (see server/lib/app-pages.ts): the kiosk at /kiosk/{token}, the counter console at /staff, the manager app at
-// /manage, the ticket dispenser at /dispenser/{token} and the first-run setup page at /setup; their hashed assets under
-// /kiosk/assets/ get a year-long cache there.
+// /manage, the ticket dispenser at /dispenser/{token}, the first-run setup page at /setup and the printable receipt at
+// /receipts/{operation id}; their hashed assets under /kiosk/assets/ get a year-long cache there.
 export default defineConfig({
   root: import.meta.dirname,
   base: '/kiosk/',
@@ -26,6 +26,7 @@ export default defineConfig({
         manage: resolve(import.meta.dirname, 'manage.html'),
         setup: resolve(import.meta.dirname, 'setup.html'),
         'setup-done': resolve(import.meta.dirname, 'setup-done.html'),
+        receipt: resolve(import.meta.dirname, 'receipt.html'),
       },
     },
   },

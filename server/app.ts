@@ -31,6 +31,7 @@ import { webhookDocument } from './modules/webhooks/model'
 import { setupModule } from './modules/setup'
 import { companyModule } from './modules/company'
 import { exchangesModule } from './modules/exchanges'
+import { receiptPage } from './modules/exchanges/page'
 import { monitoringModule } from './modules/monitoring'
 
 /** Builds the whole service from its dependencies; listening is the caller's business. */
@@ -77,6 +78,7 @@ export function createApp(app: AppContext) {
     .use(auditModule(app))
     .use(operationsModule(app))
     .use(exchangesModule(app))
+    .use(receiptPage(app))
     .use(attachmentsModule(app))
     .use(costCentersModule(app))
     .use(messagingModule(app))

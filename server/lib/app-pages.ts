@@ -2,7 +2,8 @@ import { resolve } from 'node:path'
 
 /**
  * Where `bun run kiosk:build` writes the screen apps (vite base `/kiosk/`): `index.html` the waiting-room kiosk,
- * `staff.html` the counter console, `manage.html` the manager app, `dispenser.html` the ticket dispenser, and their hashed files under `assets/`.
+ * `staff.html` the counter console, `manage.html` the manager app, `dispenser.html` the ticket dispenser, `receipt.html` the
+ * printable receipt, and their hashed files under `assets/`.
  */
 export const APPS_DIST = resolve(import.meta.dir, '../../kiosk/dist')
 

@@ -120,6 +120,18 @@ describe('rates', () => {
     expect((await t.request('GET', '/api/ventanilla/rates', { key: c.key })).body.updated_by).toBeNull()
   })
 
+  test('the counter reads the board (ventanilla.call) but does not replace it; other employees read neither', async () => {
+    const { c } = await branch()
+    await t.request('PUT', '/api/ventanilla/rates', { key: c.key, body: { rates: [{ currency: 'USD', buy: '1165.5', sell: '1185.5' }] } })
+    const cashier = await c.employee(['ventanilla.call'])
+    const read = await t.request('GET', '/api/ventanilla/rates', { key: cashier.key, headers: { accept: 'application/json; money=string' } })
+    expect(read.status).toBe(200)
+    expect(read.body.rates).toEqual([{ currency: 'USD', buy: '1165.5', sell: '1185.5', mid: '1175.5' }])
+    expect((await t.request('PUT', '/api/ventanilla/rates', { key: cashier.key, body: { rates: [] } })).status).toBe(403)
+    const clerk = await c.employee(['operations.create'])
+    expect((await t.request('GET', '/api/ventanilla/rates', { key: clerk.key })).body.code).toBe('FORBIDDEN')
+  })
+
   test('a comma where a dot is meant is 400 with a message saying so, and the board is untouched', async () => {
     const { c } = await branch()
     await t.request('PUT', '/api/ventanilla/rates', { key: c.key, body: { rates: [{ currency: 'USD', buy: 1000, sell: 1100 }] } })

@@ -21,6 +21,8 @@ import {
 } from './ledger'
 import { can } from './session'
 import { createAction, NoteLine, when } from './ui'
+import { exchangesOf, ExchangesTable } from './Exchanges'
+import type { CompanyProfile, ExchangeListItem } from '../exchange'
 
 /** Names for ids: accounts and clients the employee may see (a client-scoped employee gets only its own). */
 function createDirectory() {
@@ -194,6 +196,9 @@ async function allOperations(query: URLSearchParams): Promise<Operation[]> {
   return out
 }
 
+/** The type filter's value for «Cambios»: no operation type id looks like it. */
+const EXCHANGES = 'cambios'
+
 export function Operations() {
   const dir = createDirectory()
   const [from, setFrom] = createSignal(today())
@@ -202,6 +207,9 @@ export function Operations() {
   const [type, setType] = createSignal('')
   const [client, setClient] = createSignal('')
   const [ops, setOps] = createSignal<Operation[]>([])
+  // «Cambios» in the type filter lists the exchanges with their receipts instead (GET /api/exchanges).
+  const [exchanges, setExchanges] = createSignal<ExchangeListItem[] | null>(null)
+  const [localCurrency, setLocalCurrency] = createSignal('ARS')
   const [pending, setPending] = createSignal<Operation[]>([])
   const list = createAction()
   const moves = createAction(describeMove)
@@ -210,6 +218,13 @@ export function Operations() {
     if (can('operations.approve')) setPending(await allOperations(new URLSearchParams({ status: 'pending' })))
   }
   const loadList = async () => {
+    if (type() === EXCHANGES) {
+      const found = await exchangesOf({ from: from(), to: to(), client_id: client() || undefined })
+      // The API filters exchanges by date and client; the status is narrowed here.
+      setExchanges(status() ? found.filter((x) => x.status === status()) : found)
+      return
+    }
+    setExchanges(null)
     const q = new URLSearchParams()
     if (from()) q.set('from', from())
     if (to()) q.set('to', to())
@@ -220,7 +235,8 @@ export function Operations() {
     setOps(type() ? found.filter((o) => String(o.operation_type_id) === type()) : found)
   }
   const refresh = () => Promise.all([loadPending(), loadList()])
-  onMount(() => list.run(async () => void (await Promise.all([dir.load(), loadPending(), loadList()]))))
+  const loadCompany = async () => setLocalCurrency((await money<CompanyProfile>('GET', '/api/company')).local_currency)
+  onMount(() => list.run(async () => void (await Promise.all([dir.load(), loadPending(), loadList(), loadCompany()]))))
 
   const submit = (e: Event) => {
     e.preventDefault()
@@ -280,6 +296,7 @@ export function Operations() {
             Tipo
             <select name="type" value={type()} onChange={(e) => setType(e.currentTarget.value)}>
               <option value="">Todos</option>
+              <option value={EXCHANGES}>Cambios (compra y venta), con boleto</option>
               <For each={dir.types()}>{(t) => <option value={String(t.id)}>{t.name}</option>}</For>
             </select>
           </label>
@@ -296,7 +313,10 @@ export function Operations() {
             Buscar
           </button>
         </form>
-        <Show when={ops().length} fallback={<p class="muted">No hay operaciones con esos filtros.</p>}>
+        <Show when={exchanges()}>
+          {(rows) => <ExchangesTable rows={rows()} clientName={dir.clientName} localCurrency={localCurrency()} />}
+        </Show>
+        <Show when={!exchanges() && ops().length} fallback={<Show when={!exchanges()}><p class="muted">No hay operaciones con esos filtros.</p></Show>}>
           <table class="grid" data-testid="operations-table">
             <caption class="visually-hidden">Operaciones encontradas</caption>
             <thead>
@@ -306,6 +326,7 @@ export function Operations() {
                 <th scope="col">Tipo</th>
                 <th scope="col">Cliente</th>
                 <th scope="col">Estado</th>
+                <th scope="col">Boleto</th>
                 <th scope="col">Movimientos</th>
               </tr>
             </thead>
@@ -320,6 +341,15 @@ export function Operations() {
                     <td>{dir.typeName(op.operation_type_id)}</td>
                     <td>{dir.clientName(op.client_id)}</td>
                     <td data-testid="operation-status">{STATUS_LABEL[op.status]}</td>
+                    <td>
+                      <Show when={op.receipt_number} fallback="—">
+                        {(n) => (
+                          <a href={`/receipts/${op.id}`} target="_blank" rel="noopener" data-testid="operation-receipt">
+                            {n()}
+                          </a>
+                        )}
+                      </Show>
+                    </td>
                     <td>
                       <Legs op={op} dir={dir} />
                     </td>

@@ -53,6 +53,8 @@ export interface Operation {
   created_at: string
   transactions: Transaction[]
   attachments: Attachment[]
+  /** Only on an exchange (contract §19): its receipt, `PPPPP-NNNNNNNN`. */
+  receipt_number?: string
 }
 
 export interface OperationType {

@@ -4,6 +4,8 @@ import { createSSE } from '../sse'
 import { clipName, NAME_MAX, nameToSend } from '../names'
 import { api, ApiFailure, explain, type QueueService, type Serving, type Session, type Ticket } from './api'
 import { elapsed, nextService } from './format'
+import { ExchangePanel } from './Exchange'
+import type { Side } from '../exchange'
 
 const STORE = {
   desk: 'fos.staff.desk',
@@ -55,7 +57,8 @@ function fieldProblem(field: Field, value: string, input?: HTMLInputElement): st
   return value ? null : 'Ingrese su contraseña.'
 }
 
-function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void }) {
+/** The counter's sign-in; the receipt page asks with it too, under its own `title`. */
+export function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void; title?: string }) {
   const params = new URLSearchParams(location.search)
   const values = {
     company: createSignal(params.get('empresa') ?? lastCompany()),
@@ -124,7 +127,7 @@ function SignIn(props: { notice: string | null; onSignedIn: (s: Session) => void
   return (
     <main class="signin">
       <form class="card" onSubmit={submit} noValidate data-testid="signin">
-        <h1>Atención al público</h1>
+        <h1>{props.title ?? 'Atención al público'}</h1>
         <p class="muted">Ingrese con su usuario de la casa de cambio.</p>
         <Show when={props.notice}>
           <p class="notice" role="status">
@@ -268,12 +271,19 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
   // The name field of the ticket being served, open while its text is being typed or corrected.
   const [editing, setEditing] = createSignal(false)
   const [draft, setDraft] = createSignal('')
+  // Compra / Venta open for the ticket being served (contract §19), with the side it was opened on.
+  const [exchange, setExchange] = createSignal<Side | null>(null)
+  const perms = props.session.employee.permissions
+  const canExchange = perms.includes('company.admin') || perms.includes('operations.create')
   let nameField: HTMLInputElement | undefined
   let editButton: HTMLButtonElement | undefined
 
   const remember = (t: Ticket | null) => {
     // Another ticket (or none) is served now: a name being typed was for the one before.
-    if (t?.id !== untrack(current)?.id) setEditing(false)
+    if (t?.id !== untrack(current)?.id) {
+      setEditing(false)
+      setExchange(null)
+    }
     setCurrent(t)
     save(STORE.current, t)
   }
@@ -413,6 +423,15 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
       }
     })
 
+  const openExchange = (side: Side) => {
+    if (!current()) return onCurrent(async () => {})
+    if (!canExchange) return setMessage({ kind: 'error', text: 'Su usuario no tiene permiso para registrar compras y ventas (operations.create).' })
+    setTransferring(false)
+    setEditing(false)
+    setMessage(null)
+    setExchange(side)
+  }
+
   const signOut = () =>
     act(async () => {
       await api('DELETE', '/api/sessions/current').catch((err) => {
@@ -424,6 +443,8 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
 
   const onKey = (e: KeyboardEvent) => {
     if (e.ctrlKey || e.altKey || e.metaKey || typing(e)) return
+    // The exchange panel reads its own keys while it is open.
+    if (exchange()) return
     // While a name is open, only Escape means something outside its field (a letter must not finish the ticket).
     if (editing()) {
       if (e.key === 'Escape') {
@@ -439,7 +460,16 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
       e.preventDefault()
       return
     }
-    const actions: Record<string, () => unknown> = { ' ': callNext, r: callAgain, f: finish, n: noShow, t: startTransfer, e: startEdit }
+    const actions: Record<string, () => unknown> = {
+      ' ': callNext,
+      r: callAgain,
+      f: finish,
+      n: noShow,
+      t: startTransfer,
+      e: startEdit,
+      c: () => openExchange('buy'),
+      v: () => openExchange('sell'),
+    }
     const action = actions[e.key.toLowerCase()]
     if (!action) return
     e.preventDefault()
@@ -572,6 +602,14 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
             <button type="button" onClick={startTransfer} disabled={busy() || !current()}>
               Derivar <kbd>T</kbd>
             </button>
+            <Show when={canExchange}>
+              <button type="button" onClick={() => openExchange('buy')} disabled={busy() || !current()} data-testid="open-buy">
+                Compra <kbd>C</kbd>
+              </button>
+              <button type="button" onClick={() => openExchange('sell')} disabled={busy() || !current()} data-testid="open-sell">
+                Venta <kbd>V</kbd>
+              </button>
+            </Show>
           </div>
           <Show when={transferring()}>
             <div class="transfer" role="dialog" aria-label="Derivar a otro servicio" data-testid="transfer">
@@ -596,11 +634,31 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
             )}
           </Show>
         </section>
-        <div class="queues" data-testid="queues">
-          <For each={served()} fallback={<p class="idle">Esperando datos de la cola…</p>}>
-            {(s) => <QueueColumn service={s} now={now()} />}
-          </For>
-        </div>
+        <Show
+          when={exchange() && current()}
+          fallback={
+            <div class="queues" data-testid="queues">
+              <For each={served()} fallback={<p class="idle">Esperando datos de la cola…</p>}>
+                {(s) => <QueueColumn service={s} now={now()} />}
+              </For>
+            </div>
+          }
+        >
+          {(t) => (
+            <ExchangePanel
+              session={props.session}
+              desk={props.desk}
+              ticket={t()}
+              side={exchange()!}
+              onClose={() => setExchange(null)}
+              onFinish={() => {
+                setExchange(null)
+                void finish()
+              }}
+              onSignedOut={props.onSignedOut}
+            />
+          )}
+        </Show>
       </main>
     </div>
   )

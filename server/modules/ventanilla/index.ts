@@ -80,10 +80,14 @@ const staff = (app: AppContext) => {
       response: { 200: M.settings, ...errors(400) },
       detail: doc('Change some screen settings', 'Any subset of the settings\' fields; the answer is the whole settings. An unknown field → 400 `VALIDATION_ERROR`, and nothing changes.'),
     })
+    // The counter reads the board too: its exchanges start from these rates (contract §19).
     .get('/rates', ({ run }) => run((tx, caller) => getRates(tx, caller)), {
-      policy: MANAGE,
+      policy: { module: 'ventanilla', permission: ['ventanilla.manage', 'ventanilla.call'] },
       response: { 200: M.ratesRead },
-      detail: doc('The rates board', 'In board order, with when it was last replaced and by whom (`updated_by`: the employee\'s name, null for a key).'),
+      detail: doc(
+        'The rates board',
+        'In board order, with when it was last replaced and by whom (`updated_by`: the employee\'s name, null for a key). The counter console (`ventanilla.call`) prefills its exchanges from it.',
+      ),
     })
     .put('/rates', ({ run, body }) => run((tx, caller) => putRates(tx, caller, body, app.clock())), {
       policy: { ...MANAGE, tx: 'write' },
