@@ -126,7 +126,7 @@ describe('MCP server', () => {
       type: 'object',
       properties: {
         currency: { title: 'Moneda', description: 'Moneda', type: 'string', enum: ['ARS', 'USD'] },
-        amount: { title: 'Monto', description: 'Monto', type: 'number', exclusiveMinimum: 0 },
+        amount: { title: 'Monto', description: 'Monto', type: 'number', minimum: 0.000001 },
       },
       required: ['currency', 'amount'],
     })

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
+import { bodyBounds } from '../../plugins/body-limit'
 import { errors, Id, IdParams } from '../../lib/models'
 import { ClientModel } from './model'
 import {
@@ -61,6 +62,8 @@ export const clientsModule = (app: AppContext) =>
     })
     .post('/clients/batch', ({ run, body }) => run(async (tx, caller) => ({ data: await createClients(tx, caller, body.clients) })), {
       policy: { permission: 'clients.edit', idempotent: true },
+      // A thousand clients hold more elements than any single write: their own bound (BATCH_MAX_JSON_ELEMENTS).
+      parse: [bodyBounds({ maxElements: app.config.batchMaxJsonElements })],
       body: ClientModel.batch,
       response: { 201: ClientModel.batchCreated, ...errors(409, 422) },
       detail: detail(

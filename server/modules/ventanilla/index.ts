@@ -3,10 +3,11 @@ import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
 import type { Caller } from '../../access/caller'
 import { isSession } from '../../access/sessions'
+import { clientAddress } from '../../access/address'
 import { appPage, APPS_DIST } from '../../lib/app-pages'
 import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY, onlyFields } from '../../lib/models'
 import { invalid, notFound } from '../../lib/errors'
-import { claimOnce, tenantTx } from '../../lib/write'
+import { claimOnce, idempotencyScope, tenantTx } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
 import { VentanillaModel as M } from './model'
 import {
@@ -266,7 +267,7 @@ const staff = (app: AppContext) => {
     .get(
       '/events',
       ({ caller, request, server }) => {
-        const release = hub.claimStaff(server?.requestIP(request)?.address)
+        const release = hub.claimStaff(caller.companyId, clientAddress(request, server, app.config.trustProxy) ?? undefined)
         if (!release) return tooManyStreams('Too many open streams from this address')
         // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
         server?.timeout(request, 0)
@@ -279,7 +280,7 @@ const staff = (app: AppContext) => {
             'The waiting queue as server-sent events',
             [
               '`text/event-stream` of `event: queue` with the body of `GET /api/ventanilla/queue`, at once and within 2 s of every change made through any server process; a `:` comment at least every 20 s; `event: revoked` and the end when the module is switched off or, within a heartbeat (15 s), once the session or key it was opened with is signed out, revoked or expired. Authenticated by key or session cookie.',
-              'These streams count towards `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address and server process with the screens\' ones: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+              'These streams count towards `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address (the forwarded one with `TRUST_PROXY`) and server process with the screens\' ones, one company holding at most half of an address\'s: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
             ].join(' '),
           ),
           responses: { 200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
@@ -409,7 +410,7 @@ const publicRoutes = (app: AppContext) => {
       async ({ params, request, server }) => {
         const target = await resolveToken(app.db, params.token)
         if (!target) throw notFound('Screen')
-        const release = hub.claim(target.tokenId, server?.requestIP(request)?.address)
+        const release = hub.claim(target.tokenId, target.companyId, clientAddress(request, server, app.config.trustProxy) ?? undefined)
         if (!release) return tooManyStreams('Too many open streams for this screen token or address')
         // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
         server?.timeout(request, 0)
@@ -424,7 +425,7 @@ const publicRoutes = (app: AppContext) => {
               '`text/event-stream`. A `retry:` hint, then `event: snapshot` (data: the snapshot JSON, with an `id:`) at once and after every change',
               'that alters it, from any server process on the database; a `:` comment at least every 20 s; `event: revoked` and the end of the',
               'stream when the token is revoked or the module switched off. A reconnect (with or without `Last-Event-ID`) gets the current snapshot at once.',
-              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address, per server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address (the forwarded one with `TRUST_PROXY`), one company holding at most half of an address\'s, per server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
               'A client that stops reading is dropped once `SSE_MAX_PENDING_EVENTS` (default 32) writes wait for its socket, instead of being buffered for.',
             ].join(' '),
           ),
@@ -479,7 +480,7 @@ const dispenserRoutes = (app: AppContext) => {
         const target = await dispenserOf(request, params.token)
         return claimOnce(
           app,
-          target.companyId,
+          idempotencyScope(publicCaller(target.companyId)),
           // The audit trail names the dispenser, as the actor a person would recognise.
           (fn) =>
             tenantTx(app, publicCaller(target.companyId), 'write', fn, {
