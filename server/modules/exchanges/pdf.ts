@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import PDFDocument from 'pdfkit'
-import { formatArs } from '../../../kiosk/src/manage/decimal'
 import type { ReceiptView } from './service'
+import { formatEsAr } from '../../lib/money'
 
 /**
  * The receipt as a PDF sized for an 80 mm roll printer, made with pdfkit. The font is DejaVu Sans from the
@@ -31,7 +31,7 @@ function issued(iso: string, timezone: string): string {
   return f.format(new Date(iso)).replace(',', '')
 }
 
-const money = (value: { rawJSON: string }) => formatArs(value.rawJSON)
+const money = (value: { rawJSON: string }) => formatEsAr(value.rawJSON)
 
 /** Draws the whole receipt from the top of the page; the caller sizes the page to where it ends. */
 function draw(doc: PDFKit.PDFDocument, view: ReceiptView) {
