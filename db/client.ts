@@ -307,6 +307,10 @@ async function openPostgres(url: string, poolMax: number, poolMode: 'session' | 
 
 async function openPglite(dataDir?: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite')
+  // The client search index needs them (db/migrations/0013_search_extensions.sql); PGlite loads an extension only
+  // when it is named here.
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm')
+  const { btree_gin } = await import('@electric-sql/pglite/contrib/btree_gin')
   const { drizzle } = await import('drizzle-orm/pglite')
   const { migrate } = await import('drizzle-orm/pglite/migrator')
 
@@ -314,7 +318,7 @@ async function openPglite(dataDir?: string): Promise<Database> {
   const release = dataDir ? claimDirectory(dataDir) : () => {}
   let client: InstanceType<typeof PGlite>
   try {
-    client = new PGlite({ dataDir, parsers: exactJsonParsers })
+    client = new PGlite({ dataDir, parsers: exactJsonParsers, extensions: { pg_trgm, btree_gin } })
     await client.waitReady
     await migrate(drizzle(client), { migrationsFolder: MIGRATIONS })
     const pglite = client

@@ -3,7 +3,7 @@ import type { AppContext } from './context'
 import { telemetryOf } from './infra/telemetry'
 import { errors } from './plugins/errors'
 import { requestLog } from './plugins/request-log'
-import { memoryBuckets, postgresBuckets, rateLimit } from './plugins/rate-limit'
+import { rateLimit, requestLimits } from './plugins/rate-limit'
 import { bodyLimit, multipartBound } from './plugins/body-limit'
 import { addressLimit } from './plugins/address-limit'
 import { docs } from './plugins/openapi'
@@ -27,6 +27,7 @@ import { exportsModule } from './modules/exports'
 import { ventanillaModule } from './modules/ventanilla'
 import { sessionsModule } from './modules/sessions'
 import { webhooksModule } from './modules/webhooks'
+import { webhookDocument } from './modules/webhooks/model'
 import { setupModule } from './modules/setup'
 import { companyModule } from './modules/company'
 import { exchangesModule } from './modules/exchanges'
@@ -43,12 +44,20 @@ export function createApp(app: AppContext) {
   const built = new Elysia()
     .use(requestLog((entry) => app.log(entry), telemetry && ((route, method, status, s) => telemetry.observeRequest(route, method, status, s))))
     .use(cors(app.config.corsOrigins))
-    .use(addressLimit(app.config.maxRequestsPerAddress, telemetry && (() => telemetry.rateLimited.inc({ limit: 'in_progress' }))))
+    .use(
+      addressLimit({
+        max: app.config.maxRequestsPerAddress,
+        trustProxy: app.config.trustProxy,
+        limits: requestLimits(app),
+        refused: telemetry && (() => telemetry.rateLimited.inc({ limit: 'in_progress' })),
+      }),
+    )
     .use(
       bodyLimit({
         maxBytes: app.config.maxJsonBytes,
         maxMultipartBytes: multipartBound(app.config.maxUploadBytes),
         maxDepth: app.config.maxJsonDepth,
+        maxElements: app.config.maxJsonElements,
         timeoutMs: app.config.bodyTimeoutMs,
         maxHeadBytes: app.config.maxHeaderBytes,
       }),
@@ -56,15 +65,10 @@ export function createApp(app: AppContext) {
     .use(freshRefusals(app))
     .use(methodNotAllowed(() => routes()))
     .use(errors((entry) => app.log(entry), telemetry && ((cause) => telemetry.unavailable.inc({ cause }))))
-    .use(
-      rateLimit(app.config.rateLimit, {
-        store: app.database.kind === 'postgres' ? postgresBuckets(app.database) : memoryBuckets(),
-        trustProxy: app.config.trustProxy,
-        refused: telemetry && ((limit) => telemetry.rateLimited.inc({ limit })),
-      }),
-    )
-    .use(docs(app.config.publicBaseUrl))
+    .use(rateLimit(requestLimits(app)))
+    // Before the docs, so the OpenAPI document is tagged like every other JSON answer.
     .use(etag())
+    .use(docs(app.config.publicBaseUrl, webhookDocument()))
     .use(monitoringModule(app))
     .use(superadmin(app))
     .use(setupModule(app))

@@ -30,6 +30,9 @@ export interface Config {
   maxJsonBytes: number
   /** Deepest nesting of a JSON body (400 VALIDATION_ERROR past it). */
   maxJsonDepth: number
+  /** Most array items and object members of a JSON body (413 past it); the batch routes allow BATCH_MAX_JSON_ELEMENTS. */
+  maxJsonElements: number
+  batchMaxJsonElements: number
   /** A body must arrive whole within this many ms of the request (408 and the connection closed). */
   bodyTimeoutMs: number
   /**
@@ -55,7 +58,11 @@ export interface Config {
   dbPoolMax: number
   /** Server processes sharing `port` (the first starts and watches the others); each has its own pools. */
   processes: number
-  rateLimit: { perKey: number; perIp: number }
+  rateLimit: { perKey: number; perIp: number; perCompany: number }
+  /** Live API keys one company may hold (409 API_KEY_LIMIT_REACHED past it); 0: no total. */
+  maxApiKeysPerCompany: number
+  /** Bytes of attachments one company may keep (413 QUOTA_EXCEEDED past it); 0: no quota. */
+  storageQuotaBytesPerCompany: number
   /** Behind a balancer that appends the client address to X-Forwarded-For, limit per that address. */
   trustProxy: boolean
   /** Browser origins allowed to call the API across origins (CORS_ORIGINS, a comma list); none by default. */
@@ -213,6 +220,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const processes = integer(env, 'PROCESSES', 1, 1, 64)
   if (processes > 1 && !databaseUrl) throw new ConfigError('PROCESSES above 1 needs DATABASE_URL: the embedded database belongs to one process')
   const signingSecret = env.SIGNING_SECRET ?? ''
+  const perKey = integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 1_000_000)
   if (signingSecret && signingSecret.length < 16) throw new ConfigError('SIGNING_SECRET must be at least 16 characters')
   return {
     port,
@@ -245,6 +253,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 31),
     maxJsonBytes: integer(env, 'MAX_JSON_BYTES', 1024 * 1024, 1024, 2 ** 31),
     maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', 64, 1, 10_000),
+    maxJsonElements: integer(env, 'MAX_JSON_ELEMENTS', 10_000, 10, 10_000_000),
+    batchMaxJsonElements: integer(env, 'BATCH_MAX_JSON_ELEMENTS', 100_000, 10, 10_000_000),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 30_000, 100, 3_600_000),
     maxHeaderBytes: integer(env, 'MAX_HEADER_BYTES', 16 * 1024, 1024, LISTENER_HEADER_BYTES - 4096),
     idleTimeoutS: integer(env, 'IDLE_TIMEOUT_S', 30, 1, 255),
@@ -269,9 +279,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 500),
     processes,
     rateLimit: {
-      perKey: integer(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0, 1_000_000),
+      perKey,
       perIp: integer(env, 'RATE_LIMIT_IP_PER_MINUTE', 600, 0, 1_000_000),
+      // Several keys of one company may each be busy; the company as a whole gets a few keys' worth.
+      perCompany: integer(env, 'RATE_LIMIT_COMPANY_PER_MINUTE', 4 * perKey, 0, 4_000_000),
     },
+    maxApiKeysPerCompany: integer(env, 'MAX_API_KEYS_PER_COMPANY', 200, 0, 1_000_000),
+    storageQuotaBytesPerCompany: integer(env, 'STORAGE_QUOTA_BYTES_PER_COMPANY', 10 * 1024 ** 3, 0, 2 ** 53 - 1),
     trustProxy: bool('TRUST_PROXY'),
     corsOrigins: origins(env, 'CORS_ORIGINS'),
     webhooks: {

@@ -1,8 +1,8 @@
 /**
  * Slow and many connections against the real listener (`bun server/main.ts`), on raw sockets: a trickled body is cut
  * off at its deadline, a refused caller's connection is closed without draining its body, one address gets a
- * bounded number of requests in progress and of event streams (screens' and staff queue streams together), which
- * outlive the listener's idle timeout.
+ * bounded number of requests in progress and of event streams (screens' and staff queue streams together), shared
+ * out between the companies behind it, which outlive the listener's idle timeout.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { connect, type Socket } from 'node:net'
@@ -14,11 +14,14 @@ import { onPostgres, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
 import { startServer, type RunningServer } from './server'
 
 const PER_ADDRESS = 12
-const STREAMS_PER_ADDRESS = 3
+const STREAMS_PER_ADDRESS = 4
 let server: RunningServer | undefined
 let dataDir: string
 let key: string
 let tokens: string[] = []
+/** Another company's key and screen token, for the shares of an address. */
+let otherKey: string
+let otherToken: string
 
 async function api(method: string, path: string, headers: Record<string, string>, body?: unknown) {
   const res = await fetch(`${server!.base}${path}`, {
@@ -47,11 +50,16 @@ beforeAll(async () => {
     .setExpirationTime('5m')
     .sign(new TextEncoder().encode(SUPERADMIN_SECRET))
   const bearer = { authorization: `Bearer ${jwt}` }
-  const company = await api('POST', '/api/superadmin/companies', bearer, { name: `Sockets ${process.pid}` })
-  await api('PATCH', `/api/superadmin/companies/${company.body.id}`, bearer, { modules: { ventanilla: true } })
-  key = (await api('POST', `/api/superadmin/companies/${company.body.id}/api-keys`, bearer, { name: 'k' })).body.key
+  const company = async (name: string) => {
+    const made = await api('POST', '/api/superadmin/companies', bearer, { name })
+    await api('PATCH', `/api/superadmin/companies/${made.body.id}`, bearer, { modules: { ventanilla: true } })
+    return (await api('POST', `/api/superadmin/companies/${made.body.id}/api-keys`, bearer, { name: 'k' })).body.key as string
+  }
+  key = await company(`Sockets ${process.pid}`)
   for (let i = 0; i < STREAMS_PER_ADDRESS + 1; i++)
     tokens.push((await api('POST', '/api/ventanilla/tokens', { 'x-api-key': key }, { name: `TV ${i}` })).body.token)
+  otherKey = await company(`Sockets other ${process.pid}`)
+  otherToken = (await api('POST', '/api/ventanilla/tokens', { 'x-api-key': otherKey }, { name: 'TV' })).body.token
 }, 200_000)
 
 afterAll(() => {
@@ -82,6 +90,9 @@ function trickle(head: string, everyMs = 200): Conn {
   return { socket, text: () => got, closed, stop: () => socket.destroy() }
 }
 
+/** A sign-in (no credential) whose body of 3,000 bytes is still to come. */
+const signInHead = `POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 3000\r\n\r\n{"company_id":`
+
 const postHead = (apiKey?: string) =>
   `POST /api/operations HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n${apiKey ? `x-api-key: ${apiKey}\r\n` : ''}\r\n{"name":`
 
@@ -106,14 +117,24 @@ describe('slow bodies and many connections on the real listener', () => {
     }
   })
 
-  test('one address gets MAX_REQUESTS_PER_ADDRESS requests in progress; the next are 429 and closed; freed slots serve again', async () => {
-    const held = Array.from({ length: PER_ADDRESS }, () => trickle(postHead(key), 100))
+  test('one address gets MAX_REQUESTS_PER_ADDRESS requests in progress, half at most for callers the service does not know and half for one company; the next are 429 and closed; health checks never count; freed slots serve again', async () => {
+    const anonymous = Array.from({ length: PER_ADDRESS / 2 }, () => trickle(signInHead, 100))
     await Bun.sleep(300)
-    const extra = trickle(postHead(key), 100)
+    const extra = trickle(signInHead, 100)
     const ms = await extra.closed
     expect(status(extra.text())).toBe(429)
     expect(extra.text()).toContain('RATE_LIMITED')
     expect(ms).toBeLessThan(1000)
+    // The company's own half is untouched by them; past it, its requests are refused too.
+    const keyed = Array.from({ length: PER_ADDRESS / 2 }, () => trickle(postHead(key), 100))
+    await Bun.sleep(300)
+    for (const c of [...anonymous, ...keyed]) expect(status(c.text())).toBe(0)
+    const over = trickle(postHead(key), 100)
+    await over.closed
+    expect(status(over.text())).toBe(429)
+    // The balancer's check is never counted against the address.
+    expect((await fetch(`${server!.base}/health`)).status).toBe(200)
+    const held = [...anonymous, ...keyed]
     held.forEach((c) => c.stop())
     await Promise.all(held.map((c) => c.closed))
     await Bun.sleep(100)
@@ -130,21 +151,25 @@ describe('slow bodies and many connections on the real listener', () => {
     expect((await api('GET', '/api/tags', { 'x-api-key': key })).status).toBe(200)
   })
 
-  test('one address opens at most SSE_MAX_STREAMS_PER_ADDRESS event streams, whatever the tokens, staff queue streams included; streams outlive the idle timeout', async () => {
-    const streams = [
-      ...tokens
-        .slice(0, STREAMS_PER_ADDRESS - 1)
-        .map((tok) => trickle(`GET /api/public/ventanilla/${tok}/events HTTP/1.1\r\nHost: 127.0.0.1\r\naccept: text/event-stream\r\n\r\n`, 0)),
-      trickle(`GET /api/ventanilla/events HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${key}\r\naccept: text/event-stream\r\n\r\n`, 0),
-    ]
+  test('one address opens at most SSE_MAX_STREAMS_PER_ADDRESS event streams, one company at most half of them, whatever the tokens, staff queue streams included; streams outlive the idle timeout', async () => {
+    const share = STREAMS_PER_ADDRESS / 2
+    const kiosk = (token: string) => trickle(`GET /api/public/ventanilla/${token}/events HTTP/1.1\r\nHost: 127.0.0.1\r\naccept: text/event-stream\r\n\r\n`, 0)
+    const staff = (k: string) => trickle(`GET /api/ventanilla/events HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${k}\r\naccept: text/event-stream\r\n\r\n`, 0)
+    const streams = [...tokens.slice(0, share - 1).map(kiosk), staff(key)]
     await Bun.sleep(500)
     for (const s of streams) expect(status(s.text())).toBe(200)
-    const over = await fetch(`${server!.base}/api/public/ventanilla/${tokens[STREAMS_PER_ADDRESS]}/events`)
+    // The company's half is full: its next screen or console stream is refused, whatever the token.
+    const over = await fetch(`${server!.base}/api/public/ventanilla/${tokens[share]}/events`)
     expect(over.status).toBe(429)
     expect(over.headers.get('retry-after')).toBeTruthy()
     const staffOver = await fetch(`${server!.base}/api/ventanilla/events`, { headers: { 'x-api-key': key } })
     expect(staffOver.status).toBe(429)
-    expect(staffOver.headers.get('retry-after')).toBeTruthy()
+    // Another company behind the same address has its own half, and then the address is full for everyone.
+    const theirs = [kiosk(otherToken), staff(otherKey)]
+    await Bun.sleep(500)
+    for (const s of theirs) expect(status(s.text())).toBe(200)
+    expect((await fetch(`${server!.base}/api/public/ventanilla/${otherToken}/events`)).status).toBe(429)
+    streams.push(...theirs)
     // Past the 2 s idle timeout the streams are still open: they lift it for themselves.
     const early = await Promise.race([Promise.race(streams.map((s) => s.closed)).then(() => 'closed'), Bun.sleep(3500).then(() => 'open')])
     expect(early).toBe('open')

@@ -266,6 +266,9 @@ describe.each([
       ['/api/clients?page=1&pageSize=50', /select count\(\*\) from clients c where/],
       ['/api/clients?page=2&pageSize=50&type=1', /select count\(\*\) from clients c where/],
       ['/api/clients?page=3&pageSize=50&description=cartera%201&type=1', /with matches as/],
+      // A word with trigrams goes through the company's trigram entries, a shorter one over the company's rows.
+      ['/api/clients?page=1&pageSize=50&search=cliente%20123', /with matches as/],
+      ['/api/clients?page=1&pageSize=50&search=12&type=1', /with matches as/],
       ['/api/operations?page=2&pageSize=50', /from "operations"|from "transactions"/],
     ] as const
     for (const [query, statement] of pages) {
@@ -292,6 +295,11 @@ describe.each([
     const scoped = await explained(() => call('GET', '/api/clients?page=1&pageSize=50', key))
     expect(scoped.filter((p) => /json_build_object\('data'/.test(p.text)).length).toBeGreaterThanOrEqual(REPEAT)
     expectLookups(scoped, 'scoped clients page')
+    // The names behind the ids of a page of operations: read by key, by client or by account.
+    const named = await explained(() => call('GET', `/api/clients?ids=${t.clientIds.slice(5, 25).join(',')}`, t.key))
+    expect(named.filter((p) => /json_build_object\('data'/.test(p.text)).length).toBeGreaterThanOrEqual(REPEAT)
+    expectLookups(named, 'clients page by ids')
+    expectLookups(await explained(() => call('GET', `/api/clients?account_ids=${t.accountIds.slice(10, 30).join(',')}`, t.key)), 'clients page by account ids')
   }, 60_000)
 })
 

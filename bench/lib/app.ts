@@ -25,7 +25,7 @@ export function benchContext(url: string, database: Database, options: ContextOp
   const config = {
     ...loadConfig({ DATA_DIR: `/tmp/fos-bench-${process.pid}`, SIGNING_SECRET, ...options.env }),
     databaseUrl: url,
-    rateLimit: { perKey: 0, perIp: 0 },
+    rateLimit: { perKey: 0, perIp: 0, perCompany: 0 },
   }
   return { config, database, db: database.db, store: createStore(config), clock: () => new Date(), log: options.log ?? (() => {}), events: options.events ?? new DomainEvents() }
 }

@@ -48,7 +48,7 @@ export async function captureRoute(url: string, path: string, key: string, init:
   const client = recording(postgres(url, { max: 1, onnotice: () => {} }), statements)
   const db = drizzle(client, { schema }) as unknown as Db
   const dataDir = mkdtempSync(join(tmpdir(), 'fos-bench-capture-'))
-  const config = { ...loadConfig({ DATA_DIR: dataDir, SIGNING_SECRET: 'bench-signing-secret-0123456789' }), databaseUrl: url, rateLimit: { perKey: 0, perIp: 0 } }
+  const config = { ...loadConfig({ DATA_DIR: dataDir, SIGNING_SECRET: 'bench-signing-secret-0123456789' }), databaseUrl: url, rateLimit: { perKey: 0, perIp: 0, perCompany: 0 } }
   const database = { kind: 'postgres', db, rows: async (q: Parameters<Db['execute']>[0], on: Db = db) => rowsOf(await on.execute(q)), listen: async () => async () => {}, close: async () => {} } as unknown as Database
   const ctx: AppContext = { config, database, db, store: createStore(config), clock: () => new Date(), log: () => {}, events: new DomainEvents() }
   try {

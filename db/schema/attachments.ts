@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { bigint, index, integer, pgTable, serial, text, timestamp } from 'drizzle-orm/pg-core'
 import { companyId, deletedAt } from './columns'
 import { operations } from './operations'
@@ -22,5 +23,9 @@ export const operationAttachments = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     deletedAt: deletedAt(),
   },
-  (t) => [index('operation_attachments_operation').on(t.companyId, t.operationId, t.id)],
+  (t) => [
+    index('operation_attachments_operation').on(t.companyId, t.operationId, t.id),
+    // The company's storage in use, summed from this index alone at every upload (the quota check).
+    index('operation_attachments_storage').on(t.companyId, t.sizeBytes).where(sql`${t.deletedAt} is null`),
+  ],
 )

@@ -99,9 +99,9 @@ export const employeeSessions = pgTable(
 
 /**
  * Sign-in attempts not (yet) known to have succeeded, counted over a sliding window so the throttle holds across
- * processes (server/access/throttle.ts): per company and e-mail (lower case), per client address, and per both.
- * Not a tenant table: it is written before anyone is known, and `company_id` is whatever the attempt named, a
- * company that does not exist included.
+ * processes (server/access/throttle.ts): those of a browser holding a device cookie by that cookie's `device` nonce,
+ * the others per company and e-mail (lower case) and client address. Not a tenant table: it is written before
+ * anyone is known; `company_id` is the company the attempt named, which exists (attempts naming none are not written).
  */
 export const signInFailures = pgTable(
   'sign_in_failures',
@@ -110,10 +110,12 @@ export const signInFailures = pgTable(
     companyId: integer('company_id').notNull(),
     email: text('email').notNull(),
     address: text('address').notNull(),
+    /** The nonce of the device cookie the attempt came with; null for a browser the account never signed in on. */
+    device: text('device'),
     failedAt: timestamp('failed_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
   (t) => [
     index('sign_in_failures_account').on(t.companyId, t.email, t.failedAt),
-    index('sign_in_failures_address').on(t.address, t.failedAt),
+    index('sign_in_failures_device').on(t.device, t.failedAt).where(sql`${t.device} is not null`),
   ],
 )

@@ -46,9 +46,9 @@ BEGIN
        WHERE d.operation_id = CASE WHEN TG_TABLE_NAME = 'operations' THEN (row_data->>'id')::integer ELSE (row_data->>'operation_id')::integer END
        LIMIT 1;
     END IF;
-  ELSIF chan IS NULL OR chan NOT IN ('cli', 'setup') THEN
+  ELSIF chan IS NULL OR chan NOT IN ('cli', 'setup', 'dispenser') THEN
     -- A tool run's channel belongs to the operation it makes; the operator's own ways in (the admin CLI, the first-run
-    -- setup) mark every row they change.
+    -- setup) and a ticket dispenser, which acts for nobody else, mark every row they change.
     chan := NULL;
     chan_detail := NULL;
   END IF;

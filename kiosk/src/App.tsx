@@ -113,7 +113,7 @@ function RecentCalls(props: { calls: Call[]; zone: string; portrait: boolean }) 
   return (
     <section class="recent">
       <h2 class="label">Llamados anteriores</h2>
-      <div class="recent-box" ref={(el) => fitText(el, { max: (b) => b.clientHeight / (Math.ceil(calls().length / recentColumns(calls().length, props.portrait)) * 3.2) })}>
+      <div class="recent-box" ref={(el) => fitText(el, { max: (b) => b.clientHeight / (Math.ceil(calls().length / recentColumns(calls().length, props.portrait)) * 3.6) })}>
         <ol class="recent-list" data-testid="recent-calls" style={{ '--columns': String(recentColumns(calls().length, props.portrait)) }}>
           <For each={calls()}>
             {(call) => (
@@ -121,11 +121,11 @@ function RecentCalls(props: { calls: Call[]; zone: string; portrait: boolean }) 
                 <span class="recent-head">
                   <span class="recent-ticket">{call.ticket}</span>
                   <span class="recent-desk">→ {call.desk}</span>
+                  <span class="recent-time">{callTime(call.calledAt, props.zone)}</span>
                 </span>
                 <Show when={call.name}>
                   <span class="recent-name">{call.name}</span>
                 </Show>
-                <span class="recent-time">{callTime(call.calledAt, props.zone)}</span>
               </li>
             )}
           </For>

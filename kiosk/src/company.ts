@@ -36,3 +36,35 @@ export function companyFromLink(): string | null {
 
 /** A link of this service that opens `path` with the company number filled in. */
 export const linkFor = (path: string, company: string | number) => `${location.origin}${path}${company ? `?empresa=${encodeURIComponent(String(company))}` : ''}`
+
+/** What the setup page leaves for the manager app's welcome: the company just made, read once by `takeWelcome`. */
+export interface Welcome {
+  company: number
+  name: string
+  starter: boolean
+}
+
+/**
+ * Kept for this tab only (sessionStorage): the setup page opens `/manage` in the same tab, which shows the welcome
+ * once and forgets it, so neither a reload nor another tab shows it again.
+ */
+const WELCOME = 'fos.welcome'
+
+export function leaveWelcome(welcome: Welcome) {
+  try {
+    sessionStorage.setItem(WELCOME, JSON.stringify(welcome))
+  } catch {
+    // No storage: the manager app opens without its welcome; the number is in its header all the same.
+  }
+}
+
+export function takeWelcome(): Welcome | null {
+  try {
+    const text = sessionStorage.getItem(WELCOME)
+    sessionStorage.removeItem(WELCOME)
+    const w = text ? (JSON.parse(text) as Welcome) : null
+    return w && NUMBER.test(String(w.company)) && typeof w.name === 'string' ? { company: w.company, name: w.name, starter: w.starter === true } : null
+  } catch {
+    return null
+  }
+}

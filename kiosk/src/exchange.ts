@@ -1,4 +1,5 @@
 import Decimal from 'decimal.js'
+import type { ClientDocument, DocumentType } from './manage/Document'
 
 /**
  * What the screens share about purchases and sales at the counter (contract §19): the shapes the API answers, read
@@ -7,14 +8,6 @@ import Decimal from 'decimal.js'
  */
 
 export type Side = 'buy' | 'sell'
-
-export type DocumentType = 'DNI' | 'PASAPORTE' | 'CUIT' | 'CUIL' | 'CI' | 'OTRO'
-
-export interface ClientDocument {
-  type: DocumentType
-  number: string
-  country: string
-}
 
 export interface ExchangeDetail {
   side: Side
@@ -73,17 +66,9 @@ export interface CompanyProfile {
   local_currency: string
 }
 
-/** The document types of §19 in the order a counter in Argentina meets them, with the words printed for each. */
-export const DOCUMENT_TYPES: { type: DocumentType; label: string }[] = [
-  { type: 'DNI', label: 'DNI' },
-  { type: 'PASAPORTE', label: 'Pasaporte' },
-  { type: 'CUIT', label: 'CUIT' },
-  { type: 'CUIL', label: 'CUIL' },
-  { type: 'CI', label: 'CI' },
-  { type: 'OTRO', label: 'Otro documento' },
-]
-
-export const documentLabel = (type: string) => DOCUMENT_TYPES.find((d) => d.type === type)?.label ?? type
+/** A document type as a printed receipt names it: the words of the API's own PDF (server/modules/exchanges/pdf.ts). */
+const PRINTED: Record<DocumentType, string> = { DNI: 'DNI', PASAPORTE: 'Pasaporte', CUIT: 'CUIT', CUIL: 'CUIL', CI: 'CI', OTRO: 'Documento' }
+export const documentLabel = (type: string) => PRINTED[type as DocumentType] ?? type
 
 export const SIDE_LABEL: Record<Side, string> = { buy: 'Compra', sell: 'Venta' }
 

@@ -2,7 +2,7 @@ import { eq, sql, type Placeholder } from 'drizzle-orm'
 import { companies, externalGrants } from '../../db/schema'
 import { rowsOf, type Db } from '../../db/client'
 import { fixedStatement } from '../../db/statement'
-import { unauthorized } from '../lib/errors'
+import { ApiError, unauthorized } from '../lib/errors'
 import { credentialPrefix, sameDigest, sha256 } from '../lib/secrets'
 
 export const PERMISSIONS = [
@@ -121,7 +121,11 @@ export async function lookupKey(db: Db, rawKey: string | undefined | null, diges
   })
 }
 
-/** Resolves a bearer grant; unknown, revoked and expired grants are all plain 401s. */
+/**
+ * Resolves a bearer grant; unknown, revoked and expired grants are all 401s. A real grant's token that no longer
+ * works says why in `details` (`{ reason: 'revoked' | 'expired', at }`), so the statement page can tell its reader
+ * in words; only the holder of the token learns it.
+ */
 export async function authenticateGrant(db: Db, token: string | undefined, now: Date): Promise<Caller> {
   const prefix = credentialPrefix(GRANT_KIND, token)
   if (!prefix) throw unauthorized('Missing or invalid credentials')
@@ -141,8 +145,8 @@ export async function authenticateGrant(db: Db, token: string | undefined, now: 
     .where(eq(externalGrants.prefix, prefix))
     .limit(1)
   if (!row || !sameDigest(sha256(token!), row.tokenHash)) throw unauthorized('Missing or invalid credentials')
-  if (row.revokedAt) throw unauthorized('This grant was revoked')
-  if (row.expiresAt.getTime() <= now.getTime()) throw unauthorized('This grant has expired')
+  if (row.revokedAt) throw new ApiError(401, 'UNAUTHORIZED', 'This grant was revoked', { reason: 'revoked', at: row.revokedAt.toISOString() })
+  if (row.expiresAt.getTime() <= now.getTime()) throw new ApiError(401, 'UNAUTHORIZED', 'This grant has expired', { reason: 'expired', at: row.expiresAt.toISOString() })
   return {
     companyId: row.companyId,
     keyId: 0,

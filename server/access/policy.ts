@@ -3,13 +3,14 @@ import { withHeaders } from '@elysiajs/openapi'
 import { LRUCache } from 'lru-cache'
 import type { Tx } from '../../db/client'
 import type { AppContext } from '../context'
-import { ApiError, forbidden } from '../lib/errors'
+import { ApiError, forbidden, unauthorized } from '../lib/errors'
 import { ErrorBody, JSON_BODY, IdempotencyHeaders } from '../lib/models'
-import { claimKey, CredentialChanged, keepAnswer, requestFingerprint, tenantTx, type TxMode } from '../lib/write'
+import { claimKey, CredentialChanged, idempotencyScope, keepAnswer, requestFingerprint, tenantTx, type TxMode } from '../lib/write'
 import { sha256 } from '../lib/secrets'
 import { jsonText, wantsMoneyStrings } from '../lib/money'
 import { apiErrorResponse } from '../plugins/errors'
-import { actsAsCompany, authenticateGrant, authenticateKey, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
+import { requestLimits, type Credential } from '../plugins/rate-limit'
+import { actsAsCompany, authenticateGrant, can, clientScope, lookupKey, type Caller, type CompanyModule, type KeyLookup, type Permission } from './caller'
 import { noteKeyUse } from './key-uses'
 import { authenticateSession, checkOrigin, sessionToken } from './sessions'
 
@@ -52,6 +53,8 @@ const anyOf = (p: Policy['permission']): readonly Permission[] => (p === undefin
 interface Identified {
   caller: Caller
   remembered?: KeyLookup & { digest: string }
+  /** What authenticated the caller, for the rate limits. */
+  credential: Credential
 }
 
 /**
@@ -82,11 +85,12 @@ function frozen(caller: Caller): Caller {
 async function byKey(app: AppContext, key: string, remember: boolean): Promise<Identified> {
   const digest = sha256(key)
   const memory = keyMemory(app)
+  const credential: Credential = { kind: 'key', value: key }
   const known = remember ? memory.get(digest) : undefined
-  if (known) return { caller: known.caller, remembered: { ...known, digest } }
+  if (known) return { caller: known.caller, remembered: { ...known, digest }, credential }
   const found = await lookupKey(app.db, key, digest)
   memory.set(digest, { ...found, caller: frozen(found.caller) })
-  return { caller: found.caller }
+  return { caller: found.caller, credential }
 }
 
 /**
@@ -97,13 +101,14 @@ async function identify(app: AppContext, request: Request, policy: Policy, remem
   const key = request.headers.get('x-api-key')
   if (key !== null) return byKey(app, key, remember)
   const bearer = policy.grant ? /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] : undefined
-  if (bearer !== undefined) return { caller: await authenticateGrant(app.db, bearer, app.clock()) }
+  if (bearer !== undefined) return { caller: await authenticateGrant(app.db, bearer, app.clock()), credential: { kind: 'bearer', value: bearer } }
   const session = sessionToken(request)
   if (session !== null) {
     checkOrigin(request, app.config.publicBaseUrl)
-    return { caller: await authenticateSession(app.db, session, app.clock()) }
+    return { caller: await authenticateSession(app.db, session, app.clock()), credential: { kind: 'session', value: session } }
   }
-  return { caller: policy.grant ? await authenticateGrant(app.db, undefined, app.clock()) : await authenticateKey(app.db, null) }
+  // No credential at all: the refusal the route's kind of credential gives.
+  throw policy.grant ? unauthorized('Missing or invalid credentials') : unauthorized()
 }
 
 function admit(caller: Caller, policy: Policy) {
@@ -120,9 +125,11 @@ function admit(caller: Caller, policy: Policy) {
  * whose `run` confirms it; a refusal is never made on a remembered caller (the key may have gained since what it
  * lacked), so the key is then looked up afresh first.
  */
-async function decide(app: AppContext, request: Request, policy: Policy): Promise<Identified> {
+async function decide(app: AppContext, request: Request, policy: Policy, set: SetHeaders): Promise<Identified> {
   const mayRemember = (policy.tx ?? 'read') !== 'none'
   const first = await identify(app, request, policy, mayRemember)
+  // Authenticated: from now on charged to its own and its company's budget, and known to the limits by it.
+  await requestLimits(app).authenticated(request, first.credential, first.caller.companyId, set.headers)
   try {
     admit(first.caller, policy)
     noteKeyUse(app, first.caller.keyId)
@@ -149,7 +156,7 @@ type SetHeaders = { headers: Record<string, string | number>; status?: number | 
 function gate(app: AppContext, request: Request, policy: Policy, set: SetHeaders): Promise<Identified> {
   let d = decisions.get(request)
   if (!d) {
-    const decided = decide(app, request, policy).catch((e) => {
+    const decided = decide(app, request, policy, set).catch((e) => {
       if (policy.challenge && e instanceof ApiError && e.status === 401) set.headers['www-authenticate'] = policy.challenge
       throw e
     })
@@ -192,10 +199,11 @@ async function runWork<T>(
         mode,
         async (tx) => {
           if (key === null) return work(tx, caller)
-          const prior = await claimKey(app, tx, caller.companyId, key, fingerprint(), Number(set.status))
+          const scope = idempotencyScope(caller)
+          const prior = await claimKey(app, tx, scope, key, fingerprint(), Number(set.status))
           if (prior) throw new Replay(prior.status, prior.body)
           const body = await work(tx, caller)
-          if (!(body instanceof Response)) await keepAnswer(tx, caller.companyId, key, body, Number(set.status ?? 200))
+          if (!(body instanceof Response)) await keepAnswer(tx, scope, key, body, Number(set.status ?? 200))
           return body
         },
         { credential: remembered && { prefix: remembered.prefix, state: remembered.state } },

@@ -8,7 +8,7 @@ import { tenantTx } from '../lib/write'
 import type { AppContext } from '../context'
 import type { Caller } from './caller'
 import { hashPassword, verifyPassword } from './passwords'
-import { attemptSucceeded, beginAttempt, forgetAttempt } from './throttle'
+import { attemptFailed, attemptSucceeded, beginAttempt, forgetAttempt, type DeviceCookies } from './throttle'
 
 export const SESSION_COOKIE = 'fos_session'
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000
@@ -50,7 +50,8 @@ export function checkOrigin(request: Request, publicBaseUrl: string) {
 }
 
 export interface SessionCaller extends Caller {
-  session: { id: number; expiresAt: Date }
+  /** The session, and the company it was opened in as the apps show it (its name, and its time zone for dates). */
+  session: { id: number; expiresAt: Date; company: { name: string; timezone: string } }
 }
 
 const lookups = new WeakMap<object, ReturnType<typeof sessionLookup>>()
@@ -68,6 +69,8 @@ function sessionLookup(db: Db) {
       clientIds: employees.clientIds,
       mesas: companies.mesasEnabled,
       ventanilla: companies.ventanillaEnabled,
+      companyName: companies.name,
+      timezone: companies.timezone,
     })
     .from(employeeSessions)
     .innerJoin(employees, and(eq(employees.id, employeeSessions.employeeId), isNull(employees.deletedAt)))
@@ -100,7 +103,7 @@ export async function authenticateSession(db: Db, token: string, now: Date): Pro
     keyId: 0,
     modules: { mesas: row.mesas, ventanilla: row.ventanilla },
     employee: { id: row.employeeId, email: row.email, name: row.name, permissions: row.permissions ?? [], clientIds: row.clientIds ?? [] },
-    session: { id: row.id, expiresAt: row.expiresAt },
+    session: { id: row.id, expiresAt: row.expiresAt, company: { name: row.companyName, timezone: row.timezone } },
   }
 }
 
@@ -119,44 +122,64 @@ export async function endSession(db: Executor, sessionId: number, now: Date) {
 }
 
 
+/** Where a sign-in comes from: its client address and the cookies its browser sent (device cookies among them). */
+export interface SignInOrigin {
+  address: string
+  cookies: string | null
+}
+
 /**
- * Checks an e-mail and password of a company and opens a session. The attempt is throttled first
- * (server/access/throttle.ts: per account and address, per address, per account), and its password is checked in
- * the bounded hashing pool (server/access/passwords.ts), whose refusal is no failure.
+ * Checks an e-mail and password of a company and opens a session. An attempt naming a company that does not exist
+ * costs the same password check and gets the same 401, but is written down nowhere. Otherwise it is throttled first
+ * (server/access/throttle.ts: a browser with the account's device cookie by that cookie, any other per account), and
+ * its password is checked in the bounded hashing pool (server/access/passwords.ts), whose refusal is no failure. A
+ * success also hands the browser a new device cookie for the account.
  */
-export async function signIn(app: AppContext, input: { company_id: number; email: string; password: string }, address: string) {
+export async function signIn(app: AppContext, devices: DeviceCookies, input: { company_id: number; email: string; password: string }, from: SignInOrigin) {
   const db = app.db
   const now = app.clock()
   const email = input.email.trim().toLowerCase()
-  const attempt = await beginAttempt(app.database, { companyId: input.company_id, email: email.normalize('NFKC'), address }, now)
+  const account = email.normalize('NFKC')
   const [row] = await db
-    .select({ id: employees.id, email: employees.email, name: employees.name, permissions: employees.permissions, clientIds: employees.clientIds, passwordHash: employees.passwordHash })
-    .from(employees)
-    .where(and(eq(employees.companyId, input.company_id), sql`lower(${employees.email}) = ${email}`, isNull(employees.deletedAt)))
+    .select({ companyId: companies.id, companyName: companies.name, timezone: companies.timezone, id: employees.id, email: employees.email, name: employees.name, permissions: employees.permissions, clientIds: employees.clientIds, passwordHash: employees.passwordHash })
+    .from(companies)
+    .leftJoin(employees, and(eq(employees.companyId, companies.id), sql`lower(${employees.email}) = ${email}`, isNull(employees.deletedAt)))
+    .where(eq(companies.id, input.company_id))
     .limit(1)
+  if (!row) {
+    await verifyPassword(input.password, await decoyHash())
+    throw unauthorized('Wrong e-mail or password')
+  }
+  const device = devices.trusted(from.cookies, input.company_id, account)
+  const attempt = await beginAttempt(app.database, { companyId: input.company_id, email: account, address: from.address, device }, now)
   let ok: boolean
   try {
-    ok = await verifyPassword(input.password, row?.passwordHash ?? (await decoyHash()))
+    ok = await verifyPassword(input.password, row.passwordHash ?? (await decoyHash()))
   } catch (e) {
     if (e instanceof ApiError) await forgetAttempt(app.database, attempt)
     throw e
   }
-  if (!row?.passwordHash || !ok) throw unauthorized('Wrong e-mail or password')
+  if (row.id === null || !row.passwordHash || !ok) {
+    await attemptFailed(app.database, attempt, app.clock())
+    throw unauthorized('Wrong e-mail or password')
+  }
   await attemptSucceeded(app.database, attempt)
 
-  const employee = { id: row.id, email: row.email, name: row.name, permissions: row.permissions ?? [], client_ids: row.clientIds ?? [] }
+  const employee = { id: row.id, email: row.email!, name: row.name!, permissions: row.permissions ?? [], client_ids: row.clientIds ?? [] }
   // As the employee, so the audit trail names who signed in.
   const caller: Caller = {
     companyId: input.company_id,
     keyId: 0,
     modules: { mesas: false, ventanilla: false },
-    employee: { id: row.id, email: row.email, name: row.name, permissions: employee.permissions, clientIds: employee.client_ids },
+    employee: { id: row.id, email: employee.email, name: employee.name, permissions: employee.permissions, clientIds: employee.client_ids },
   }
-  const { token, expiresAt } = await tenantTx(app, caller, 'write', (tx) => openSession(tx, input.company_id, row.id, now))
+  const { token, expiresAt } = await tenantTx(app, caller, 'write', (tx) => openSession(tx, input.company_id, row.id!, now))
   return {
     token,
+    deviceCookie: devices.issue(input.company_id, account),
     session: {
       employee,
+      company: { id: input.company_id, name: row.companyName, timezone: row.timezone },
       expires_at: expiresAt.toISOString(),
     },
   }

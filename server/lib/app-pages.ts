@@ -2,8 +2,9 @@ import { resolve } from 'node:path'
 
 /**
  * Where `bun run kiosk:build` writes the screen apps (vite base `/kiosk/`): `index.html` the waiting-room kiosk,
- * `staff.html` the counter console, `manage.html` the manager app, `dispenser.html` the ticket dispenser, `receipt.html` the
- * printable receipt, and their hashed files under `assets/`.
+ * `staff.html` the counter console, `manage.html` the manager app, `dispenser.html` the ticket dispenser, `setup.html`
+ * the first-run setup, `receipt.html` the printable receipt, `statement.html` an external customer's statement, and
+ * their hashed files under `assets/`.
  */
 export const APPS_DIST = resolve(import.meta.dir, '../../kiosk/dist')
 

@@ -1,5 +1,6 @@
-import { t } from 'elysia'
+import { t, type TSchema } from 'elysia'
 import { TypeRegistry } from 'elysia/type-system'
+import { invalid } from './errors'
 import { isExactMoney, MONEY_LIMIT, MONEY_PATTERN, type ExactMoney } from './money'
 
 export const ErrorBody = t.Object(
@@ -30,15 +31,47 @@ export const IdParams = t.Object({ id: Id })
  */
 export const JSON_BODY = 'x-json-body'
 
+/**
+ * Extension key marking a body schema whose route refuses fields the schema does not name (`closed`); the document
+ * step keeps `additionalProperties: false` on it (and on it only: elsewhere unknown fields are ignored) and removes
+ * the key.
+ */
+export const UNKNOWN_FIELDS = 'x-unknown-fields'
+
+type ObjectSchema = TSchema & { properties: Record<string, unknown> }
+export type Closed<T extends ObjectSchema> = T & { [UNKNOWN_FIELDS]: 'refused' }
+
+/** A body whose misspelt field must not pass for an absent one (a setting left unchanged while the answer is 200). */
+export const closed = <T extends ObjectSchema>(schema: T): Closed<T> =>
+  Object.assign(schema, { additionalProperties: false, [UNKNOWN_FIELDS]: 'refused' as const })
+
+/**
+ * The route half of `closed`: refuses a body naming a field its schema does not have, 400 naming each. The
+ * framework drops such fields silently (it normalizes bodies to their schema), so this runs in the transform stage,
+ * which sees the body as sent, before it is normalized.
+ */
+export const onlyFields = (schema: Closed<ObjectSchema>) => {
+  const known = new Set(Object.keys(schema.properties))
+  return ({ body }: { body: unknown }) => {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return
+    const unknown = Object.keys(body).filter((k) => !known.has(k))
+    if (unknown.length)
+      throw invalid(`Unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, unknown.map((field) => ({ field, message: 'not a field of this body' })))
+  }
+}
+
 /** The `Idempotency-Key` request header, for routes that claim it (the route policy's `idempotent`, or their own). */
 export const IdempotencyHeaders = t.Object(
   { 'idempotency-key': t.Optional(t.String({ minLength: 1, maxLength: 255, description: 'Replays the first answer of the same request within 24 h' })) },
   { additionalProperties: true },
 )
 
-export const Money = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN })], {
+/** The longest decimal string taken as money: a sign, 22 integer digits, a point and 76 decimals to round away. */
+const MONEY_TEXT_MAX = 100
+
+export const Money = t.Union([t.Number({ exclusiveMinimum: -MONEY_LIMIT, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN, maxLength: MONEY_TEXT_MAX })], {
   description:
-    'Exact decimal: a JSON number or a decimal string, below 10^22 in absolute value (numeric(28,6)); stored with 6 decimal places (half away from zero).',
+    'Exact decimal: a JSON number or a decimal string (at most 100 characters), below 10^22 in absolute value (numeric(28,6)); stored with 6 decimal places (half away from zero).',
 })
 
 /**
@@ -59,15 +92,15 @@ export const MoneyOut = (description?: string) =>
 
 /** Money that must not be negative (an exchange rate): the same forms, the bound in the schema itself. */
 export const NonNegativeMoney = (description: string) =>
-  t.Union([t.Number({ minimum: 0, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN.replace('^-?', '^') })], {
+  t.Union([t.Number({ minimum: 0, exclusiveMaximum: MONEY_LIMIT }), t.String({ pattern: MONEY_PATTERN.replace('^-?', '^'), maxLength: MONEY_TEXT_MAX })], {
     description: `${description}: a JSON number or a decimal string, not negative, below 10^22; stored with 6 decimal places.`,
   })
 
-export const DateTime = t.String({ format: 'date-time', description: 'ISO 8601 UTC' })
+export const DateTime = t.String({ format: 'date-time', maxLength: 40, description: 'ISO 8601 UTC' })
 
 export function pageQuery(max = 200) {
   return {
-    page: t.Optional(t.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' })),
+    page: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1 (at most 1,000,000)' })),
     pageSize: t.Optional(t.Integer({ minimum: 1, maximum: max, default: 50, description: `Items per page, 1–${max}` })),
   }
 }

@@ -87,3 +87,11 @@ export function parseExactNumbers(text: string): unknown {
     return new D(source).equals(new D(String(value))) ? value : source
   })
 }
+
+/**
+ * A decimal as written in Argentina, every digit kept and at least two decimals (`1165.5` → `1.165,50`), for what the
+ * server prints (receipts). The runtime's Intl formats the decimal string itself, never a float; `always` groups
+ * four-digit amounts too, as the screens do (`kiosk/src/manage/decimal.ts`).
+ */
+const ES_AR = new Intl.NumberFormat('es-AR', { minimumFractionDigits: 2, maximumFractionDigits: 20, useGrouping: 'always' })
+export const formatEsAr = (value: string) => ES_AR.format(value as `${number}`)

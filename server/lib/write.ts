@@ -217,14 +217,33 @@ function checkIdempotencyKey(key: string) {
 }
 
 /**
+ * Whose Idempotency-Keys a request claims and replays: its company's, and within it its principal's, the employee
+ * making it (by key or session), or 0 for the company itself (its keys, the public dispenser). A key is replayed only
+ * to the principal that chose it: another caller with the same key, a client-scoped employee above all, gets what it
+ * would get had the key never been used, never the answer of an operation it may neither create nor see.
+ */
+export interface KeyScope {
+  company: number
+  principal: number
+}
+
+export const idempotencyScope = (caller: Pick<Caller, 'companyId' | 'employee'>): KeyScope => ({
+  company: caller.companyId,
+  principal: caller.employee?.id ?? 0,
+})
+
+const inScope = (scope: KeyScope, key: string) =>
+  and(eq(idempotencyKeys.companyId, scope.company), eq(idempotencyKeys.principal, scope.principal), eq(idempotencyKeys.key, key))
+
+/**
  * Claims an Idempotency-Key inside the write's own transaction, so a concurrent duplicate waits on the claim and
  * then replays what committed, and a failed first attempt leaves no claim behind. Answers the first response when
- * this is a replay; a different request under the same key is 409.
+ * this is a replay; a different request under the same key is 409. Keys are claimed within `scope` (`idempotencyScope`).
  */
 export async function claimKey(
   app: AppContext,
   tx: Tx,
-  scope: number,
+  scope: KeyScope,
   key: string,
   hash: string,
   status: number,
@@ -232,17 +251,13 @@ export async function claimKey(
   checkIdempotencyKey(key)
   const claimed = await tx
     .insert(idempotencyKeys)
-    .values({ companyId: scope, key, requestHash: hash, status, response: {} })
+    .values({ companyId: scope.company, principal: scope.principal, key, requestHash: hash, status, response: {} })
     .onConflictDoNothing()
     .returning({ key: idempotencyKeys.key })
     .prepare('idempotency_claim')
     .execute()
   if (claimed.length > 0) return null
-  const [prior] = await tx
-    .select()
-    .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, key)))
-    .for('update')
+  const [prior] = await tx.select().from(idempotencyKeys).where(inScope(scope, key)).for('update')
   if (app.clock().getTime() - prior.createdAt.getTime() < RETENTION_MS) {
     if (prior.requestHash !== hash) throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request')
     return { status: prior.status, body: prior.response }
@@ -250,16 +265,16 @@ export async function claimKey(
   await tx
     .update(idempotencyKeys)
     .set({ requestHash: hash, status, response: {}, createdAt: app.clock() })
-    .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, key)))
+    .where(inScope(scope, key))
   return null
 }
 
 /** Stores the answer of a claimed key; `status`, when given, is the one actually sent (an upsert may answer 200 or 201). */
-export async function keepAnswer(tx: Tx, scope: number, key: string, body: unknown, status?: number) {
+export async function keepAnswer(tx: Tx, scope: KeyScope, key: string, body: unknown, status?: number) {
   await tx
     .update(idempotencyKeys)
     .set({ ...(status === undefined ? {} : { status }), response: body ?? null })
-    .where(and(eq(idempotencyKeys.companyId, scope), eq(idempotencyKeys.key, key)))
+    .where(inScope(scope, key))
     .prepare('idempotency_answer')
     .execute()
 }
@@ -272,7 +287,7 @@ class Replay extends Error {
 }
 
 /** Claims of creates made outside any company (superadmin company creation); no company has id 0. */
-export const PLATFORM_SCOPE = 0
+export const PLATFORM_SCOPE: KeyScope = { company: 0, principal: 0 }
 
 export interface IdempotentRequest {
   key: string | undefined
@@ -289,7 +304,7 @@ export interface IdempotentRequest {
  */
 export async function claimOnce<T>(
   app: AppContext,
-  scope: number,
+  scope: KeyScope,
   run: (body: (tx: Tx) => Promise<T>) => Promise<T>,
   req: IdempotentRequest,
   set: { status?: number | string },
@@ -330,4 +345,4 @@ export const createOnce = <T>(
   set: { status?: number | string },
   fn: (tx: Tx) => Promise<T>,
   opts: WriteOptions & { status?: number } = {},
-) => claimOnce(app, caller.companyId, (body) => write(app, caller, body, opts), req, set, fn, opts.status ?? 201)
+) => claimOnce(app, idempotencyScope(caller), (body) => write(app, caller, body, opts), req, set, fn, opts.status ?? 201)

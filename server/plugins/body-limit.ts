@@ -13,6 +13,8 @@ export interface BodyLimits {
   maxMultipartBytes: number
   /** Deepest nesting of arrays and objects a JSON body may have. */
   maxDepth: number
+  /** Most array items and object members a JSON body may hold, all levels together (a route may declare more). */
+  maxElements: number
   /** Time from the request's arrival by which its body must have arrived whole. */
   timeoutMs: number
   /**
@@ -49,6 +51,18 @@ class BodyRefused extends Error {
 }
 
 const refusals = new WeakMap<Request, BodyRefused>()
+/** Each JSON body's text, as read once (see `bodyLimit`), for `sentJson`. */
+const jsonTexts = new WeakMap<Request, () => Promise<string>>()
+
+/**
+ * A JSON body as it was sent, parsed afresh from the bytes read once: the value the route saw is the framework's
+ * normalization of it to the route's schema, which keeps no trace of a field sent with the wrong type.
+ * Undefined when the request had no JSON body.
+ */
+export async function sentJson(request: Request): Promise<unknown> {
+  const text = jsonTexts.get(request)
+  return text && parseExactNumbers(await text())
+}
 /** Requests whose route takes files: only their multipart body may be read. */
 const fileRoutes = new WeakSet<Request>()
 
@@ -60,6 +74,50 @@ export const takesFiles = (request: Request) => void fileRoutes.add(request)
 
 /** The two kinds of body the service reads; anything else is refused before it is read. */
 type BodyKind = 'json' | 'multipart'
+
+/** How a JSON body's bytes become text: the `charset` its Content-Type names (UTF-8 when it names none). */
+type Charset = 'utf-8' | 'iso-8859-1'
+
+/**
+ * The charsets a JSON body may declare, by their registered names and aliases (RFC 8259 JSON is UTF-8; ISO-8859-1 is
+ * still what some older clients send). Anything else is refused 415 rather than decoded as something it is not.
+ */
+const CHARSETS: Record<string, Charset> = {
+  'utf-8': 'utf-8',
+  utf8: 'utf-8',
+  'us-ascii': 'utf-8',
+  'iso-8859-1': 'iso-8859-1',
+  'iso_8859-1': 'iso-8859-1',
+  latin1: 'iso-8859-1',
+  l1: 'iso-8859-1',
+  'iso-ir-100': 'iso-8859-1',
+  cp819: 'iso-8859-1',
+  ibm819: 'iso-8859-1',
+}
+
+/** The charset a JSON Content-Type declares: UTF-8 without one, null for one the service does not decode. */
+export function charsetOf(contentType: string): Charset | null {
+  const param = contentType
+    .split(';')
+    .slice(1)
+    .map((p) => p.trim())
+    .find((p) => /^charset\s*=/i.test(p))
+  if (param === undefined) return 'utf-8'
+  const name = param.slice(param.indexOf('=') + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase()
+  return CHARSETS[name] ?? null
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * Bytes of a JSON body as text, in its charset. ISO-8859-1 maps each byte to the code point of the same number (not
+ * the WHATWG decoder's `latin1`, which is windows-1252 and moves 0x80–0x9F); UTF-8 must be valid, since a replaced
+ * byte would be stored as U+FFFD.
+ */
+function decode(bytes: Uint8Array, charset: Charset): string {
+  if (charset === 'iso-8859-1') return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1')
+  return strictUtf8.decode(bytes)
+}
 
 /**
  * Which kind of body a Content-Type announces. Exact, because the framework picks its parser from a few characters
@@ -77,6 +135,36 @@ const unsupported = () =>
   reply(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json (multipart/form-data only where a route takes a file)', {
     headers: { connection: 'close' },
   })
+
+const unsupportedCharset = () =>
+  reply(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send JSON as UTF-8 (charset=utf-8, or no charset) or ISO-8859-1 (charset=iso-8859-1)', {
+    headers: { connection: 'close' },
+  })
+
+/** Bounds a route declares for its own body, tighter or looser than the service's (`bodyBounds`). */
+export interface RouteBodyBounds {
+  maxBytes?: number
+  maxElements?: number
+}
+
+const routeBounds = new WeakMap<Request, RouteBodyBounds>()
+
+/**
+ * A parse hook declaring the route's own bounds on its JSON body, set before the body is read: a sign-in needs a few
+ * hundred bytes (`{ parse: [bodyBounds({ maxBytes: 4096 })] }`), a batch of a thousand records more elements than any
+ * single write. A declared Content-Length over the route's byte bound is refused at once.
+ */
+export const bodyBounds =
+  (bounds: RouteBodyBounds) =>
+  ({ request }: { request: Request }) => {
+    routeBounds.set(request, bounds)
+    const declared = request.headers.get('content-length')
+    if (bounds.maxBytes !== undefined && declared !== null && Number(declared) > bounds.maxBytes) {
+      const refusal = new BodyRefused(() => tooLarge(bounds.maxBytes!))
+      refusals.set(request, refusal)
+      throw refusal
+    }
+  }
 /** Requests whose body is still partly unread; their connection is closed after the answer instead of drained. */
 const unread = new WeakSet<Request>()
 
@@ -90,15 +178,14 @@ const tooLarge = (max: number) => reply(413, 'PAYLOAD_TOO_LARGE', `Request body 
 
 /**
  * The request's own body, passed through as it arrives: a multipart body is refused at its first read unless its
- * route takes files; each read races the deadline, bytes are counted against their kind's size bound, JSON is
- * scanned for nesting depth, and the first limit broken cancels the source and records the refusal on the request,
- * so nothing past that point is read or parsed.
+ * route takes files; each read races the deadline, bytes are counted against their kind's size bound (the route's
+ * own, once it declared one), JSON is scanned for nesting depth and element count, and the first limit broken cancels
+ * the source and records the refusal on the request, so nothing past that point is read or parsed.
  */
 function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline: number, limits: BodyLimits, kind: BodyKind) {
   const reader = source.getReader()
   const multipart = kind === 'multipart'
   const scanner = multipart ? undefined : new JsonDepthScanner(limits.maxDepth)
-  const maxBytes = multipart ? limits.maxMultipartBytes : limits.maxBytes
   let total = 0
   const refuse = async (refusal: BodyRefused, controller: ReadableStreamDefaultController<Uint8Array>) => {
     refusals.set(request, refusal)
@@ -130,8 +217,20 @@ function guarded(request: Request, source: ReadableStream<Uint8Array>, deadline:
       }
       const chunk = next.value
       total += chunk.byteLength
+      const own = routeBounds.get(request)
+      const maxBytes = multipart ? limits.maxMultipartBytes : (own?.maxBytes ?? limits.maxBytes)
       if (total > maxBytes) return refuse(new BodyRefused(() => tooLarge(maxBytes)), controller)
-      if (scanner && !scanner.push(chunk)) {
+      const maxElements = own?.maxElements ?? limits.maxElements
+      if (scanner && !scanner.push(chunk, maxElements)) {
+        if (scanner.broke === 'elements')
+          return refuse(
+            new BodyRefused(() =>
+              reply(413, 'PAYLOAD_TOO_LARGE', `JSON body holds more than ${maxElements} elements (array items and object members)`, {
+                details: [{ field: 'body', message: `more than ${maxElements} elements` }],
+              }),
+            ),
+            controller,
+          )
         const message = `nested deeper than ${limits.maxDepth} levels`
         return refuse(
           new BodyRefused(() => reply(400, 'VALIDATION_ERROR', `JSON body ${message}`, { details: [{ field: 'body', message }] })),
@@ -157,8 +256,9 @@ async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8
  * neither JSON nor a form upload (see `bodyKind`) is refused 415 at once, unread, on every route: the service parses
  * nothing else, and the framework would otherwise pick a parser from a few characters of the header. A declared
  * Content-Length over its kind's bound is refused at once too; otherwise the body is read through `guarded` (size,
- * JSON nesting depth, arrival deadline; a multipart body only by a route that `takesFiles`), installed on the request
- * itself so the framework's parsers and the handlers that read the body stay unchanged. Nothing here reads a body:
+ * JSON nesting depth and elements, arrival deadline; a multipart body only by a route that `takesFiles`; a JSON
+ * body's charset honoured when it is UTF-8 or ISO-8859-1 and refused 415 before it is read otherwise), installed on
+ * the request itself so the framework's parsers and the handlers that read the body stay unchanged. Nothing here reads a body:
  * the route policy decides who may call before the parser asks for it. Registered before the errors plugin, so its
  * answers win over whatever error the interrupted parser reported.
  */
@@ -188,6 +288,8 @@ export function bodyLimit(limits: BodyLimits) {
       const contentType = request.headers.get('content-type')
       const kind = bodyKind(contentType)
       if (kind === null) return unsupported()
+      const charset = kind === 'json' ? charsetOf(contentType!) : 'utf-8'
+      if (charset === null) return unsupportedCharset()
       const max = kind === 'multipart' ? limits.maxMultipartBytes : limits.maxBytes
       const declared = request.headers.get('content-length')
       if (declared !== null && Number(declared) > max) return tooLarge(max)
@@ -198,7 +300,19 @@ export function bodyLimit(limits: BodyLimits) {
       // Read once and kept: a request answered again from the start (server/access/policy.ts) reads it a second time.
       let read: Promise<Uint8Array<ArrayBuffer>> | undefined
       const bytes = () => (read ??= readAll(body()))
-      const text = async () => new TextDecoder().decode(await bytes())
+      const text = async () => {
+        const raw = await bytes()
+        try {
+          return decode(raw, charset)
+        } catch {
+          const refusal = new BodyRefused(() =>
+            reply(400, 'VALIDATION_ERROR', 'The JSON body is not valid UTF-8', { details: [{ field: 'body', message: 'not valid UTF-8' }] }),
+          )
+          refusals.set(request, refusal)
+          throw refusal
+        }
+      }
+      if (kind === 'json') jsonTexts.set(request, text)
       Object.defineProperty(request, 'body', { get: body, configurable: true })
       Object.assign(request, {
         arrayBuffer: async () => (await bytes()).buffer,

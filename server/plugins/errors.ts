@@ -1,21 +1,81 @@
 import { Elysia, ValidationError } from 'elysia'
+import { ValueErrorType } from '@sinclair/typebox/errors'
 import { Overloaded, overloaded } from '../lib/admission'
 import type { UnavailableCause } from '../infra/telemetry'
 import { ApiError } from '../lib/errors'
 import { requestId } from './request-log'
+import { sentJson } from './body-limit'
 import { isConnectionLost } from '../../db/client'
 
 const json = (status: number, body: unknown, headers?: Record<string, string>) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers } })
 
-function validationDetails(error: ValidationError) {
+type Detail = { field: string; message: string }
+
+/**
+ * The schema checker's words for a missing field, a value of the wrong JSON type or one not of the pattern its
+ * schema shows examples of, said as the other errors say things (a pattern is no help to a reader).
+ */
+function plainMessage(message: string, schema: unknown): string {
+  if (message === 'Expected required property') return 'required'
+  const examples = (schema as { examples?: unknown } | undefined)?.examples
+  if (message.startsWith('Expected string to match') && Array.isArray(examples) && examples.length > 0)
+    return `must look like ${examples.map((e) => JSON.stringify(e)).join(' or ')}`
+  const type = /^Expected (array|object|string|number|integer|boolean|null)$/.exec(message)?.[1]
+  return type ? `must be ${type === 'null' ? 'null' : /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`}` : message
+}
+
+/**
+ * One error per field: a missing field is only `required` (the checker also reports it as failing the field's own
+ * schema), and the same complaint twice is said once.
+ */
+function onePerField(details: Detail[]): Detail[] {
+  const required = new Set(details.filter((d) => d.message === 'required').map((d) => d.field))
+  const seen = new Set<string>()
+  return details.filter((d) => {
+    const key = `${d.field}\u0000${d.message}`
+    if ((required.has(d.field) && d.message !== 'required') || seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+type CheckerError = ValidationError['all'][number]
+
+const detailsOf = (type: string, all: CheckerError[]): Detail[] =>
+  onePerField(
+    all.map((e) => ({
+      field: 'path' in e && e.path ? e.path.replace(/^\//, '').replace(/\//g, '.') || type : type,
+      message: 'message' in e ? plainMessage(e.message, 'schema' in e ? e.schema : undefined) : 'invalid',
+    })),
+  )
+
+function validationDetails(error: ValidationError): Detail[] {
   try {
-    return error.all.map((e) => ({
-      field: 'path' in e && e.path ? e.path.replace(/^\//, '').replace(/\//g, '.') || error.type : error.type,
-      message: 'message' in e ? e.message : 'invalid',
-    }))
+    return detailsOf(error.type, error.all)
   } catch {
     return [{ field: error.type, message: 'invalid' }]
+  }
+}
+
+/** A checker's complaint about a field the object's schema does not name: such fields are ignored, never refused. */
+const unknownField = (e: CheckerError) => 'type' in e && e.type === ValueErrorType.ObjectAdditionalProperties
+
+/**
+ * The framework normalizes a body to its schema before it checks it, and a field of the wrong type comes out of
+ * that mangled: `{"rates":"USD"}` is checked as three empty rate objects, fifteen complaints about fields nobody
+ * sent. The body as sent (`sentJson`) is checked again with the same validator, so the answer names what is wrong
+ * with it (`rates`: must be an array), wherever it is in any route's body; fields the schema does not name stay
+ * ignored, as they are when the body passes.
+ */
+async function bodyDetails(error: ValidationError, request: Request): Promise<Detail[]> {
+  const sent = await sentJson(request).catch(() => undefined)
+  if (sent === undefined) return validationDetails(error)
+  try {
+    const kept = new ValidationError('body', error.validator, sent).all.filter((e) => !unknownField(e))
+    return kept.length === 0 ? validationDetails(error) : detailsOf('body', kept)
+  } catch {
+    return validationDetails(error)
   }
 }
 
@@ -75,7 +135,7 @@ export function apiErrorResponse(error: ApiError): Response {
 export const errors = (log: (entry: Record<string, unknown>) => void, unavailable?: (cause: UnavailableCause) => void) =>
   new Elysia({ name: 'errors' })
     .error({ ApiError })
-    .onError({ as: 'global' }, ({ code, error: raised, request }) => {
+    .onError({ as: 'global' }, async ({ code, error: raised, request }) => {
       // A refusal decided while the body is being read (the route policy gates in the parse stage) arrives
       // wrapped in the framework's parse error.
       const cause = (raised as { cause?: unknown })?.cause
@@ -97,7 +157,8 @@ export const errors = (log: (entry: Record<string, unknown>) => void, unavailabl
               return json(400, { error: 'Invalid query', code: 'VALIDATION_ERROR', details: fields.map((field) => ({ field, message })) })
             }
           }
-          return json(400, { error: `Invalid ${v.type}`, code: 'VALIDATION_ERROR', details: validationDetails(v) })
+          const details = v.type === 'body' ? await bodyDetails(v, request) : validationDetails(v)
+          return json(400, { error: `Invalid ${v.type}`, code: 'VALIDATION_ERROR', details })
         }
         case 'PARSE':
           return json(400, { error: 'Malformed request body', code: 'VALIDATION_ERROR' })

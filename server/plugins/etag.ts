@@ -22,11 +22,15 @@ function withSet(headers: HeadersInit | undefined, set: Record<string, unknown>)
   return out
 }
 
-function notModified(headers: HeadersInit, set: Record<string, unknown>) {
+/**
+ * A 304. To a HEAD it carries the 200's body: the framework answers a HEAD by running the GET and measuring the body
+ * it gave into `Content-Length` (sending none), and a 304 may state only the 200's length (RFC 9110 §8.6), never 0.
+ */
+function notModified(headers: HeadersInit, set: Record<string, unknown>, head: { content: BodyInit | null } | undefined) {
   const out = withSet(headers, set)
   out.delete('content-type')
   out.delete('content-length')
-  return new Response(null, { status: 304, headers: out })
+  return new Response(head?.content ?? null, { status: 304, headers: out })
 }
 
 /** What the framework would send as JSON: a plain object or array, not a stream, a file or a generator. */
@@ -38,12 +42,6 @@ function jsonValue(value: unknown): value is object {
 
 /** Request headers that carry a credential: an answer to one of them is personal. */
 const CREDENTIALS = ['x-api-key', 'authorization', 'cookie']
-
-/** A HEAD answer: the GET's status and headers, no body. */
-async function bodiless(response: Response) {
-  await response.body?.cancel()
-  return new Response(null, { status: response.status, headers: response.headers })
-}
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
 
@@ -61,9 +59,9 @@ async function moneyAsStrings(responseValue: unknown, set: { status?: number | s
 }
 
 /**
- * `ETag` on every 200 JSON answer of a GET or HEAD, and 304 with no body when `If-None-Match` holds it: the answer is
- * serialised once here (instead of by the framework) and its digest compared, so a poller that sends the tag back
- * gets 304 exactly while nothing in the answer changed. Streams, files and downloads pass through untouched.
+ * `ETag` on every 200 JSON answer of a GET or HEAD (whose body the framework measures and drops), and 304 with no
+ * body when `If-None-Match` holds it: the answer is serialised once here (instead of by the framework) and its
+ * digest compared, so a poller that sends the tag back gets 304 exactly while nothing in the answer changed. Streams, files and downloads pass through untouched.
  * Money is written as the request asked (`Accept: application/json; money=string`, server/lib/money.ts), here for
  * every JSON answer, so the tag is that of the bytes this caller gets.
  */
@@ -79,9 +77,10 @@ export const etag = () =>
       const own = responseValue.headers.get('etag')
       if (own) {
         // Tagged by its route (a large answer streamed as the database writes it): compared, never read here.
-        if (!matches(request.headers.get('if-none-match'), own)) return head ? bodiless(responseValue) : undefined
+        if (!matches(request.headers.get('if-none-match'), own)) return
+        if (head) return notModified(responseValue.headers, set.headers, { content: responseValue.body })
         await responseValue.body?.cancel()
-        return notModified(responseValue.headers, set.headers)
+        return notModified(responseValue.headers, set.headers, undefined)
       }
       body = await responseValue.text()
       if (strings && body) body = jsonText(parseExactJson(body), true)
@@ -96,7 +95,7 @@ export const etag = () =>
     const personal = CREDENTIALS.some((name) => request.headers.has(name))
     if (personal) out.set('cache-control', 'private, no-cache')
     out.set('vary', appendVary(out.get('vary'), 'Accept', ...(personal ? ['X-Api-Key', 'Authorization', 'Cookie'] : [])))
-    if (matches(request.headers.get('if-none-match'), tag)) return notModified(out, {})
+    if (matches(request.headers.get('if-none-match'), tag)) return notModified(out, {}, head ? { content: body } : undefined)
     if (!out.has('content-type')) out.set('content-type', 'application/json; charset=utf-8')
-    return new Response(head ? null : body, { status: 200, headers: out })
+    return new Response(body, { status: 200, headers: out })
   })

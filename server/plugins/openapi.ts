@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path'
 import { Elysia } from 'elysia'
 import { openapi } from '@elysiajs/openapi'
 import { notFound } from '../lib/errors'
-import { ID_PATTERN, JSON_BODY } from '../lib/models'
+import { ID_PATTERN, JSON_BODY, UNKNOWN_FIELDS } from '../lib/models'
 
 const isCoercedString = (b: unknown) =>
   !!b && typeof b === 'object' && (b as { type?: unknown }).type === 'string' &&
@@ -47,10 +47,23 @@ function tidy(node: unknown): void {
   }
   if (Array.isArray(schema.enum) && Array.isArray(schema.type) && schema.type.includes('null') && !schema.enum.includes(null))
     schema.enum = [...schema.enum, null]
+  if (isInteger(schema) && schema.format === undefined) schema.format = fitsInt32(schema) ? 'int32' : 'int64'
   for (const value of Object.values(schema)) tidy(value)
 }
 
 type Json = Record<string, any>
+
+const isInteger = (schema: Json) => schema.type === 'integer' || (Array.isArray(schema.type) && schema.type.includes('integer'))
+const INT32 = 2 ** 31
+/**
+ * Whether an integer's bounds keep it within 32 bits: every id is an `int4` column bounded so, and so is every other
+ * integer the schemas bound that tightly; an unbounded one (a count, a sequence number) is written as int64.
+ */
+function fitsInt32(schema: Json): boolean {
+  const low = schema.minimum ?? schema.exclusiveMinimum
+  const high = schema.maximum ?? schema.exclusiveMaximum
+  return typeof low === 'number' && typeof high === 'number' && low >= -INT32 && high < INT32
+}
 
 /** A branch that is one constant (`{ const, type? }`) or the null type, and nothing else. */
 const isConstOrNull = (b: unknown): b is Json =>
@@ -89,23 +102,56 @@ function hoist(doc: Json) {
 /** The probes (server/modules/monitoring): no rate limit applies to them, so no 429 and no budget headers. */
 const PROBES = new Set(['/health', '/health/ready', '/metrics'])
 
+/**
+ * The response headers the plugins add, each defined once under `components.headers` and referenced from every
+ * answer that carries it. Integers are bounded by what the service writes into them (the rate-limit figures by the
+ * configuration's bounds, a wait by the longest the service ever asks for).
+ */
+const seconds = (maximum: number) => ({ type: 'integer', format: 'int32', minimum: 0, maximum })
+const budget = { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000 }
+const deprecated = (description: string, schema: Json) => ({
+  description: `${description}. Deprecated: kept for one release; read \`RateLimit\` instead`,
+  schema,
+  deprecated: true,
+})
+const HEADERS: Json = {
+  ETag: {
+    description: 'Tag of this answer; send it back in If-None-Match',
+    schema: { type: 'string', maxLength: 100, pattern: '^(W/)?"[^"]*"$' },
+  },
+  'Retry-After': { description: 'Seconds to wait before retrying', schema: { ...seconds(86_400), minimum: 1 } },
+  'RateLimit-Policy': {
+    description:
+      'The quota, as the IETF RateLimit draft writes it: `"per-credential";q=<burst>;w=60` for the credential sent, or `"per-address";q=<burst>;w=60` for a request without one (refilled over 60 s)',
+    schema: { type: 'string', maxLength: 60, pattern: '^"per-(credential|address)";q=[0-9]+;w=60$' },
+  },
+  RateLimit: {
+    description: 'What is left of it: `"per-credential";r=<requests left>;t=<seconds until full>` (on a 429, t equals Retry-After)',
+    schema: { type: 'string', maxLength: 60, pattern: '^"per-(credential|address)";r=[0-9]+;t=[0-9]+$' },
+  },
+  'RateLimit-Limit': deprecated('Requests allowed per minute to this credential (the q of RateLimit-Policy)', budget),
+  'RateLimit-Remaining': deprecated('Requests left (the r of RateLimit)', budget),
+  'RateLimit-Reset': deprecated('Seconds until the budget is full again, or on a 429 until a retry may succeed (the t of RateLimit)', seconds(60)),
+  'Access-Control-Allow-Origin': {
+    description: 'The request\'s `Origin`, on every answer to an origin `CORS_ORIGINS` names (never `*`); absent otherwise',
+    schema: { type: 'string', format: 'uri', maxLength: 2000 },
+  },
+}
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })
+const refs = (...names: string[]) => Object.fromEntries(names.map((n) => [n, headerRef(n)]))
+/** An answer to a credential carries its budget (the draft's two fields and the earlier draft's three). */
+const CREDENTIAL_BUDGET = refs('RateLimit-Policy', 'RateLimit', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset')
+/** An answer to a request without one carries its address's budget, in the draft's two fields only. */
+const ADDRESS_BUDGET = refs('RateLimit-Policy', 'RateLimit')
+
 const ERROR_REF = { $ref: '#/components/schemas/Error' }
 const errorResponse = (description: string, headers?: Json) => ({
   description,
   ...(headers && { headers }),
   content: { 'application/json': { schema: ERROR_REF } },
 })
-const header = (description: string, schema: Json = { type: 'integer', minimum: 0 }) => ({ description, schema })
-const deprecated = (description: string) => ({ ...header(`${description}. Deprecated: kept for one release; read \`RateLimit\` instead`), deprecated: true })
-const RATE_HEADERS = {
-  'RateLimit-Policy': header('The credential\'s quota, as the IETF RateLimit draft writes it: `"per-credential";q=<burst>;w=60` (refilled over 60 s)', { type: 'string' }),
-  RateLimit: header('What is left of it: `"per-credential";r=<requests left>;t=<seconds until full>` (on a 429, t equals Retry-After)', { type: 'string' }),
-  'RateLimit-Limit': deprecated('Requests allowed per minute to this credential (the q of RateLimit-Policy)'),
-  'RateLimit-Remaining': deprecated('Requests left (the r of RateLimit)'),
-  'RateLimit-Reset': deprecated('Seconds until the budget is full again, or on a 429 until a retry may succeed (the t of RateLimit)'),
-}
 /** A path id as integrators should type it: an integer (it travels as decimal text in the path). */
-const PATH_ID = { type: 'integer', minimum: 1, maximum: 2147483647, description: 'Positive integer id, 1 to 2147483647 (anything else: 400 INVALID_ID)' }
+const PATH_ID = { type: 'integer', format: 'int32', minimum: 1, maximum: 2147483647, description: 'Positive integer id, 1 to 2147483647 (anything else: 400 INVALID_ID)' }
 const sameAsError = (schema: unknown) =>
   !!schema && typeof schema === 'object' && (schema as Json).type === 'object' &&
   JSON.stringify(Object.keys((schema as Json).properties ?? {}).sort()) === '["code","details","error"]'
@@ -115,11 +161,14 @@ const sameAsError = (schema: unknown) =>
  * (so no request is refused for an extra field), and closes a response schema (`additionalProperties: false`)
  * only when it first compiles the route, so a closed schema would be both untrue of requests and dependent on
  * which routes have served a request. Integrators should read answers the same way: new fields may appear.
+ * The exception is a body marked `closed` (server/lib/models.ts), whose route does refuse unknown fields.
  */
 function openObjects(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(openObjects)
   if (!node || typeof node !== 'object') return
-  if ((node as Json).additionalProperties === false) delete (node as Json).additionalProperties
+  const schema = node as Json
+  if (schema[UNKNOWN_FIELDS] === 'refused') delete schema[UNKNOWN_FIELDS]
+  else if (schema.additionalProperties === false) delete schema.additionalProperties
   for (const value of Object.values(node)) openObjects(value)
 }
 
@@ -127,16 +176,20 @@ function openObjects(node: unknown): void {
  * Operation-level fixes, so the document says what the service does: only JSON request bodies (the routes parse
  * JSON; the form encodings the generator adds cannot carry their integer fields), which the route policy hands over
  * in `x-json-body` (JSON_BODY); binary answers under their media types; 304 and the ETag headers on JSON GETs; error bodies as the named `Error`
- * schema; 413 and 415 on every route with a body and 500 on every route; the rate-limit headers on authenticated answers
- * and `Retry-After` on 429; path ids as bounded integers; a `servers` entry; and the 3.1.0 version string that
- * common parsers accept.
+ * schema; 413 and 415 on every route with a body, 4XX, 500 and 503 on every route; the rate-limit and CORS headers
+ * on every answer and `Retry-After` on 429 and 503; path ids as bounded integers; a `servers` entry; and the 3.1.0
+ * version string that common parsers accept.
  */
 export function finish(doc: Json, serverUrl: string) {
   openObjects(doc.paths)
   tidy(doc)
   hoist(doc)
   doc.openapi = '3.1.0'
-  doc.servers = [{ url: serverUrl, description: 'This service' }]
+  const local = /^https?:\/\/(localhost|127\.[0-9.]+|\[::1\])(:|\/|$)/.test(serverUrl)
+  doc.servers = [
+    { url: serverUrl, description: local ? 'This service, running locally' : 'This service, as deployed (production)', 'x-internal': false },
+  ]
+  doc.components.headers = HEADERS
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const [method, op] of Object.entries<Json>(item)) {
       const carried = op[JSON_BODY]
@@ -166,11 +219,17 @@ export function finish(doc: Json, serverUrl: string) {
       for (const p of op.parameters ?? []) if (p.in === 'header' && p.name === 'idempotency-key') p.name = 'Idempotency-Key'
       // The ETag plugin: every 200 JSON answer of a GET is tagged, and a matching If-None-Match is a bare 304.
       if (method === 'get' && responses['200']?.content?.['application/json']) {
-        responses['200'].headers = { ETag: header('Tag of this answer; send it back in If-None-Match', { type: 'string' }), ...responses['200'].headers }
+        responses['200'].headers = { ETag: headerRef('ETag'), ...responses['200'].headers }
         responses['304'] ??= { description: 'Not modified: `If-None-Match` holds the ETag of the answer as it stands; no body' }
         op.parameters = [
           ...(op.parameters ?? []),
-          { name: 'If-None-Match', in: 'header', required: false, description: 'ETag of an earlier answer: 304 while the answer is unchanged', schema: { type: 'string' } },
+          {
+            name: 'If-None-Match',
+            in: 'header',
+            required: false,
+            description: 'ETag of an earlier answer (or several, comma-separated, or `*`): 304 while the answer is unchanged',
+            schema: { type: 'string', maxLength: 1000, pattern: '^(\\*|(W/)?"[^"]*"( *, *(W/)?"[^"]*")*)$' },
+          },
         ]
       }
       for (const [status, r] of Object.entries<Json>(responses)) {
@@ -189,13 +248,15 @@ export function finish(doc: Json, serverUrl: string) {
       responses['500'] ??= errorResponse('Unexpected failure: `INTERNAL_ERROR`, logged with the request id; no detail leaves the server')
       // Every route reads the database, and every one waits its turn for it: a full queue or a database that is
       // away for a moment is 503 with Retry-After, on any of them.
-      responses['503'] = errorResponse('Busy or the database is briefly unreachable: `SERVICE_UNAVAILABLE`; retry after `Retry-After` seconds', {
-        'Retry-After': header('Seconds to wait before retrying'),
-      })
+      responses['503'] = errorResponse('Busy or the database is briefly unreachable: `SERVICE_UNAVAILABLE`; retry after `Retry-After` seconds', refs('Retry-After'))
       // The limits apply to every route, per credential or, without one, per address; only the probes are exempt.
-      if (!PROBES.has(path)) responses['429'] = errorResponse('Rate limit reached: `RATE_LIMITED`', { 'Retry-After': header('Seconds to wait before retrying') })
-      if (authenticated && !PROBES.has(path))
-        for (const [status, r] of Object.entries<Json>(responses)) if (/^2/.test(status)) r.headers = { ...RATE_HEADERS, ...r.headers }
+      if (!PROBES.has(path)) responses['429'] = errorResponse('Rate limit reached: `RATE_LIMITED`', refs('Retry-After'))
+      // Any route may refuse a request before its own checks: a method it does not take (405), a head too large (431).
+      responses['4XX'] ??= errorResponse('Any other refusal (`METHOD_NOT_ALLOWED`, `HEADERS_TOO_LARGE`, …): `{ error, code }`')
+      // A request is counted before anything else answers it, so every answer carries the budget it was counted
+      // against, a refusal or a failure as much as a success: the credential's, or without one the address's.
+      const counted = PROBES.has(path) ? {} : authenticated ? CREDENTIAL_BUDGET : ADDRESS_BUDGET
+      for (const r of Object.values<Json>(responses)) r.headers = { ...counted, ...r.headers, ...refs('Access-Control-Allow-Origin') }
     }
   }
 }
@@ -252,7 +313,13 @@ const hardened = (csp: string, type: string, extra: Record<string, string> = {})
 
 const finished = new WeakMap<Json, Json>()
 
-export const docs = (serverUrl: string) =>
+/** Parts of the document no route describes: the `webhooks` the service sends, and the schemas they name. */
+export interface DocumentExtras {
+  webhooks: Json
+  schemas: Json
+}
+
+export const docs = (serverUrl: string, extras: DocumentExtras) =>
   new Elysia({ name: 'docs' })
     .onAfterHandle({ as: 'global' }, ({ route, responseValue, set }) => {
       if (route !== '/openapi.json') return
@@ -299,7 +366,9 @@ export const docs = (serverUrl: string) =>
           '`IDEMPOTENCY_KEY_REUSED`), except credential issuance, whose secrets are never stored and so cannot be replayed.',
         ].join('\n'),
       },
+      webhooks: extras.webhooks,
       components: {
+        schemas: extras.schemas,
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
           session: {

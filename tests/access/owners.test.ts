@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { testApp, type Company, type TestApp } from '../helpers'
+import { buildTestApp, postgresTest, testApp, type Company, type TestApp } from '../helpers'
 
 let t: TestApp
 
@@ -67,6 +67,52 @@ describe('owners (company.admin)', () => {
     expect(Date.now() - Date.parse(emp.last_used_at)).toBeLessThan(60_000)
     expect(JSON.stringify(listed)).not.toContain(c.key)
     expect(listed.some((k: { key?: string }) => 'key' in k)).toBe(false)
+  })
+
+  test('repro: GET /api/api-keys is paged: 50 by default, pageSize up to 200, data plus pagination', async () => {
+    const c = await t.newCompany()
+    for (let i = 0; i < 59; i++) expect((await t.request('POST', '/api/api-keys', { key: c.key, body: { name: `k${i}` } })).status).toBe(201)
+    const first = await t.request('GET', '/api/api-keys', { key: c.key })
+    expect(first.status).toBe(200)
+    expect(first.body.data).toHaveLength(50)
+    expect(first.body.pagination).toEqual({ page: 1, pageSize: 50, total: 60, totalPages: 2 })
+    const second = await t.request('GET', '/api/api-keys?page=2', { key: c.key })
+    expect(second.body.data).toHaveLength(10)
+    expect(second.body.data[9].name).toBe('k58')
+    expect((await t.request('GET', '/api/api-keys?pageSize=200', { key: c.key })).body.data).toHaveLength(60)
+    for (const q of ['pageSize=201', 'pageSize=0', 'page=0'])
+      expect((await t.request('GET', `/api/api-keys?${q}`, { key: c.key })).body.code).toBe('VALIDATION_ERROR')
+  })
+
+  test('repro: a company holds at most MAX_API_KEYS_PER_COMPANY live keys; one more is 409 with words; revoking makes room', async () => {
+    expect((await import('../../server/config')).loadConfig({}).maxApiKeysPerCompany).toBe(200)
+    const limited = await buildTestApp({ maxApiKeysPerCompany: 5 })
+    const c = await limited.newCompany()
+    const clerk = await c.employee([])
+    // The company key and the clerk's key are two of the five.
+    const made: { id: number }[] = []
+    for (let i = 0; i < 3; i++) made.push((await limited.request('POST', '/api/api-keys', { key: c.key, body: { name: `k${i}` } })).body)
+    for (const refused of [
+      await limited.request('POST', '/api/api-keys', { key: c.key, body: { name: 'one too many' } }),
+      await limited.request('POST', `/api/employees/${clerk.id}/api-keys`, { key: c.key, body: { name: 'one too many' } }),
+      await limited.request('POST', `/api/superadmin/companies/${c.id}/api-keys`, { bearer: await limited.superToken(), body: { name: 'one too many' } }),
+    ]) {
+      expect(refused.status).toBe(409)
+      expect(refused.body).toEqual({ error: expect.stringContaining('5 live API keys'), code: 'API_KEY_LIMIT_REACHED' })
+    }
+    expect((await limited.request('GET', '/api/api-keys', { key: c.key })).body.pagination.total).toBe(5)
+    expect((await limited.request('DELETE', `/api/api-keys/${made[0].id}`, { key: c.key })).status).toBe(200)
+    expect((await limited.request('POST', '/api/api-keys', { key: c.key, body: { name: 'in its place' } })).status).toBe(201)
+  })
+
+  postgresTest('concurrent issues cannot pass the key total together', async () => {
+    const limited = await buildTestApp({ maxApiKeysPerCompany: 10 })
+    const c = await limited.newCompany()
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => limited.request('POST', '/api/api-keys', { key: c.key, body: { name: `race ${i}` } })))
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(9)
+    expect(answers.filter((r) => r.status === 409)).toHaveLength(11)
+    const [{ n }] = await limited.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from api_keys where company_id = ${c.id} and revoked_at is null`)
+    expect(Number(n)).toBe(10)
   })
 
   test('only a company key or an owner grants or removes company.admin', async () => {

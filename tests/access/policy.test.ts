@@ -44,3 +44,40 @@ describe('route policy', () => {
     expect(body.content['application/json'].schema.required).toContain('transactions')
   })
 })
+
+describe('Idempotency-Key scope', () => {
+  test('repro: a key is replayed only to the caller that chose it; a scoped employee never gets another caller\'s operation', async () => {
+    const t0 = await testApp()
+    const c = await t0.newCompany()
+    const type = (await t0.request('POST', '/api/operation-types', { key: c.key, body: { name: 'Mov', kind: 'other' } })).body
+    const client = async (name: string) => (await t0.request('POST', '/api/clients', { key: c.key, body: { name, type: 1, accounts: [{ currency_name: 'ARS' }] } })).body
+    const mine = await client('Propio')
+    const theirs = await client('Ajeno')
+    const scoped = await c.employee(['operations.create', 'operations.view'], [mine.id])
+    const create = (key: string, clientRow: { id: number; accounts: { id: number }[] }, idempotencyKey: string) =>
+      t0.request('POST', '/api/operations', {
+        key,
+        headers: { 'idempotency-key': idempotencyKey },
+        body: { operation_type_id: type.id, client_id: clientRow.id, transactions: [{ account_id: clientRow.accounts[0].id, amount: '10' }] },
+      })
+    const shared = `shared-${Date.now()}`
+    const first = await create(c.key, theirs, shared)
+    expect(first.status).toBe(201)
+    // The same request and key from the scoped employee: answered as without the key, never the company's 201.
+    const withKey = await create(scoped.key, theirs, shared)
+    const withoutKey = await create(scoped.key, theirs, `fresh-${Date.now()}`)
+    expect(withKey.status).not.toBe(201)
+    expect([withKey.status, withKey.body.code]).toEqual([withoutKey.status, withoutKey.body.code])
+    expect(JSON.stringify(withKey.body)).not.toContain(`"id":${first.body.id},`)
+    // Another body under the same key is the employee's own first use of it, not a conflict with someone else's.
+    const own = await create(scoped.key, mine, shared)
+    expect(own.status).toBe(201)
+    expect(own.body.id).not.toBe(first.body.id)
+    // Each caller's own replay still answers its own first response.
+    expect((await create(scoped.key, mine, shared)).body.id).toBe(own.body.id)
+    expect((await create(c.key, theirs, shared)).body.id).toBe(first.body.id)
+    // Two company keys are the company itself: they share their keys.
+    const second = (await t0.request('POST', '/api/api-keys', { key: c.key, body: { name: 'otra' } })).body.key
+    expect((await create(second, theirs, shared)).body.id).toBe(first.body.id)
+  })
+})

@@ -4,7 +4,7 @@ import { buildTestApp, postgresTest, type Company, type TestApp } from '../helpe
 import { authenticateKey } from '../../server/access/caller'
 import { authenticateSession } from '../../server/access/sessions'
 import { configureHashing, hashingLoad } from '../../server/access/passwords'
-import { ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_WAIT_MS, ADDRESS_FREE_FAILURES, PAIR_FREE_FAILURES } from '../../server/access/throttle'
+import { ACCOUNT_FREE_FAILURES, ACCOUNT_MAX_WAIT_MS, DEVICE_COOKIE_DAYS, PAIR_FREE_FAILURES } from '../../server/access/throttle'
 
 let t: TestApp
 const ORIGIN = 'http://fos.test'
@@ -36,8 +36,17 @@ const newAddress = () => `203.0.113.${++addresses % 250}:${addresses}`
 
 /** Every sign-in comes from an address; by default one per test file run that no throttle test shares. */
 let address = newAddress()
-const signIn = (companyId: number, email: string, password = PASSWORD, app = t, from = address) =>
-  app.request('POST', '/api/sessions', { body: { company_id: companyId, email, password }, headers: { 'x-forwarded-for': from } })
+const signIn = (companyId: number, email: string, password = PASSWORD, app = t, from = address, cookie?: string) =>
+  app.request('POST', '/api/sessions', {
+    body: { company_id: companyId, email, password },
+    headers: { 'x-forwarded-for': from, ...(cookie !== undefined && { cookie }) },
+  })
+
+/** The device cookie a successful sign-in set, as `name=value` for the next request's Cookie header. */
+const deviceOf = (headers: Headers) => {
+  const set = headers.getSetCookie().find((c) => c.startsWith('fos_device_'))
+  return set ? set.slice(0, set.indexOf(';')) : ''
+}
 
 const cookieOf = (headers: Headers) => /fos_session=([^;]*)/.exec(headers.get('set-cookie') ?? '')?.[1] ?? ''
 const withCookie = (cookie: string, extra: Record<string, string> = {}) => ({ cookie: `theme=dark; fos_session=${cookie}`, ...extra })
@@ -70,13 +79,14 @@ describe('passwords', () => {
 })
 
 describe('sign-in', () => {
-  test('201 with the employee and expiry, and an HttpOnly SameSite=Strict cookie for 12 h', async () => {
+  test('201 with the employee, the company (name, time zone) and expiry, and an HttpOnly SameSite=Strict cookie for 12 h', async () => {
     const { c, e } = await staffMember()
     const before = Date.now()
     const r = await signIn(c.id, e.email.toUpperCase())
     expect(r.status).toBe(201)
     expect(r.body).toEqual({
       employee: { id: e.id, email: e.email, name: expect.any(String), permissions: ['ventanilla.call'], client_ids: [] },
+      company: { id: c.id, name: c.name, timezone: 'America/Argentina/Buenos_Aires' },
       expires_at: expect.stringMatching(/Z$/),
     })
     const ttl = Date.parse(r.body.expires_at) - before
@@ -94,6 +104,11 @@ describe('sign-in', () => {
     const current = await t.request('GET', '/api/sessions/current', { headers: withCookie(cookieOf(r.headers)) })
     expect(current.status).toBe(200)
     expect(current.body).toEqual(r.body)
+    // And a device cookie for the account: signed, sent back only to the sign-in route, kept for months.
+    const device = r.headers.getSetCookie().find((c) => c.startsWith('fos_device_'))!
+    expect(device).toMatch(/^fos_device_[A-Za-z0-9]{16}=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}; /)
+    for (const part of ['HttpOnly', 'SameSite=Strict', 'Path=/api/sessions', `Max-Age=${DEVICE_COOKIE_DAYS * 86_400}`]) expect(device).toContain(part)
+    expect(device).not.toContain(e.email)
   })
 
   test('Secure cookie when PUBLIC_BASE_URL is https', async () => {
@@ -341,17 +356,91 @@ describe('sign-in throttling', () => {
     }
   })
 
-  test('repro: eleven wrong tries naming a company that does not exist never lock the real employee out', async () => {
+  test('repro: failures naming companies that do not exist lock nobody out, at that address or anywhere, and are written down nowhere', async () => {
     const { c, e } = await staffMember()
-    const attacker = newAddress()
+    const shared = newAddress()
     const tries = []
-    for (let i = 0; i < 11; i++) tries.push((await signIn(999_999, e.email.toUpperCase(), `guess ${i}`, t, attacker)).status)
-    expect(tries.slice(0, PAIR_FREE_FAILURES)).toEqual(Array(PAIR_FREE_FAILURES).fill(401))
-    expect(tries.slice(PAIR_FREE_FAILURES)).toContain(429)
-    // The victim, from their own address and even from the attacker's.
-    const own = await signIn(c.id, e.email, PASSWORD, t, newAddress())
+    // The probe's 26: enough to lock a whole address out for 64 s when failures counted per address.
+    for (let i = 0; i < 26; i++) tries.push((await signIn(900_000 + i, i % 2 ? e.email.toUpperCase() : `x${i}@fos.test`, `guess ${i}`, t, shared)).status)
+    expect(tries).toEqual(Array(26).fill(401))
+    const [{ n }] = await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from sign_in_failures where company_id >= 900000`)
+    expect(Number(n)).toBe(0)
+    // Every employee at that address, on a browser that never signed in (no device cookie), signs in at once.
+    const own = await signIn(c.id, e.email, PASSWORD, t, shared)
     expect([own.status, own.headers.get('retry-after')]).toEqual([201, null])
-    expect((await signIn(c.id, e.email, PASSWORD, t, attacker)).status).toBe(201)
+  })
+
+  test('repro: failures against other accounts from one address never hold back anyone else at that address', async () => {
+    const { c, e } = await staffMember()
+    const shared = newAddress()
+    // 30 wrong tries over 30 e-mails of the same company, and 5 against one real colleague, from one NAT address.
+    const colleague = await c.employee(['ventanilla.call'])
+    for (let i = 0; i < 30; i++) expect((await signIn(c.id, `spray${i}.${c.id}@fos.test`, 'Password123!', t, shared)).status).toBe(401)
+    for (let i = 0; i < PAIR_FREE_FAILURES; i++) expect((await signIn(c.id, colleague.email, `wrong ${i}`, t, shared)).status).toBe(401)
+    expect((await signIn(c.id, e.email, PASSWORD, t, shared)).status).toBe(201)
+  })
+
+  test('a browser holding the device cookie is held back only by its own failures, never by other browsers at its address', async () => {
+    const { c, e } = await staffMember()
+    const branch = newAddress()
+    const first = await signIn(c.id, e.email, PASSWORD, t, branch)
+    expect(first.status).toBe(201)
+    const device = deviceOf(first.headers)
+    expect(device).not.toBe('')
+    // Someone else at the same address (no cookie) guesses at the account: the free failures, then five more, each
+    // wait waited out on the app's clock, so the address's wait is now 32 s, longer than anything below takes.
+    for (let i = 0; i < PAIR_FREE_FAILURES; i++) expect((await signIn(c.id, e.email, `guess ${i}`, t, branch)).status).toBe(401)
+    let ahead = 0
+    try {
+      for (let i = 0; i < 5; i++) {
+        const held = await signIn(c.id, e.email, `guess again ${i}`, t, branch)
+        if (held.status === 429) t.travel((ahead += Number(held.headers.get('retry-after')) * 1000))
+        expect((await signIn(c.id, e.email, `guess once more ${i}`, t, branch)).status).toBe(401)
+      }
+      const untrusted = await signIn(c.id, e.email, PASSWORD, t, branch)
+      expect(untrusted.status).toBe(429)
+      expect(Number(untrusted.headers.get('retry-after'))).toBeGreaterThan(10)
+      // The employee's own browser is trusted: signed in at once, from that very address, with a fresh device cookie.
+      const trusted = await signIn(c.id, e.email, PASSWORD, t, branch, device)
+      expect([trusted.status, trusted.headers.get('retry-after')]).toEqual([201, null])
+      const renewed = deviceOf(trusted.headers)
+      expect(renewed).not.toBe(device)
+      // A cookie altered by one character, or one made for another account, trusts nothing: the untrusted wait applies.
+      const tampered = renewed.slice(0, -1) + (renewed.endsWith('A') ? 'B' : 'A')
+      expect((await signIn(c.id, e.email, PASSWORD, t, branch, tampered)).status).toBe(429)
+      const other = await staffMember()
+      const theirs = deviceOf((await signIn(other.c.id, other.e.email, PASSWORD, t, newAddress())).headers)
+      const renamed = renewed.slice(0, renewed.indexOf('=')) + theirs.slice(theirs.indexOf('='))
+      expect((await signIn(c.id, e.email, PASSWORD, t, branch, renamed)).status).toBe(429)
+      // The untrusted browser elsewhere, where nobody failed, is not held back either.
+      expect((await signIn(c.id, e.email, PASSWORD, t, newAddress())).status).toBe(201)
+    } finally {
+      t.travel(0)
+    }
+  })
+
+  test('a trusted browser backs off on its own failures: free ones, then waits that double', async () => {
+    const { c, e } = await staffMember()
+    const device = deviceOf((await signIn(c.id, e.email, PASSWORD, t, newAddress())).headers)
+    const waits: number[] = []
+    let ahead = 0
+    try {
+      // From a new address each time: the cookie's count follows the browser, not the address.
+      for (let i = 0; i < PAIR_FREE_FAILURES; i++) expect((await signIn(c.id, e.email, `typo ${i}`, t, newAddress(), device)).status).toBe(401)
+      for (let i = 0; i < 3; i++) {
+        const limited = await signIn(c.id, e.email, PASSWORD, t, newAddress(), device)
+        expect(limited.status).toBe(429)
+        waits.push(Number(limited.headers.get('retry-after')))
+        t.travel((ahead += waits[i] * 1000))
+        expect((await signIn(c.id, e.email, `typo again ${i}`, t, newAddress(), device)).status).toBe(401)
+      }
+      // Doubling: 1, 2, 4 s after each failure (a second less when the machine was slow to check the password).
+      waits.forEach((wait, i) => expect(wait).toBeWithin(Math.max(1, 2 ** i - 1), 2 ** i + 1))
+      t.travel((ahead += 8000))
+      expect((await signIn(c.id, e.email, PASSWORD, t, newAddress(), device)).status).toBe(201)
+    } finally {
+      t.travel(0)
+    }
   })
 
   test('many addresses guessing one account: an address that has not failed is never delayed; one that has waits at most 30 s', async () => {
@@ -371,28 +460,6 @@ describe('sign-in throttling', () => {
     t.travel(ACCOUNT_MAX_WAIT_MS + 100)
     try {
       expect((await signIn(c.id, e.email, PASSWORD, t, typo)).status).toBe(201)
-    } finally {
-      t.travel(0)
-    }
-  })
-
-  test('one address spraying many accounts is slowed down across them', async () => {
-    const from = newAddress()
-    const c = await t.newCompany()
-    // The free failures and three more, each wait waited out, so the last wait (8 s) outlasts any slow check.
-    let ahead = 0
-    try {
-      for (let failures = 0, i = 0; failures < ADDRESS_FREE_FAILURES + 3; i++) {
-        const r = await signIn(c.id, `spray${i}.${c.id}@fos.test`, 'Password123!', t, from)
-        if (r.status === 401) failures++
-        else {
-          expect(r.status).toBe(429)
-          t.travel((ahead += Number(r.headers.get('retry-after')) * 1000))
-        }
-      }
-      const limited = await signIn(c.id, `spray-next.${c.id}@fos.test`, 'Password123!', t, from)
-      expect(limited.status).toBe(429)
-      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(4)
     } finally {
       t.travel(0)
     }

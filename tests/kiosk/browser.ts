@@ -8,7 +8,7 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
 /** Builds the apps unless a build is already there (the `test` script builds them; a bare `bun test` may not). */
 export function ensureKioskBuilt() {
-  if (['index.html', 'staff.html', 'dispenser.html', 'manage.html', 'setup.html', 'receipt.html'].every((page) => existsSync(join(ROOT, 'kiosk/dist', page)))) return
+  if (['index.html', 'staff.html', 'dispenser.html', 'manage.html', 'setup.html', 'setup-done.html', 'receipt.html', 'statement.html'].every((page) => existsSync(join(ROOT, 'kiosk/dist', page)))) return
   // bun test sets NODE_ENV=test, which would give Vite a development build of Solid.
   const build = Bun.spawnSync([process.execPath, 'run', 'kiosk:build'], {
     cwd: ROOT,

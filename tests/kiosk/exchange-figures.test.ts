@@ -8,6 +8,8 @@ import Decimal from 'decimal.js'
 import fc from 'fast-check'
 import { exchangeFigures } from '../../kiosk/src/exchange'
 import { localAmount } from '../../server/modules/exchanges/service'
+import { formatEsAr } from '../../server/lib/money'
+import { formatArs } from '../../kiosk/src/manage/decimal'
 
 /** A positive decimal string with up to `int` integer digits and up to six decimals. */
 const decimal = (int: number) =>
@@ -35,5 +37,19 @@ describe('exchangeFigures', () => {
     expect(exchangeFigures('sell', '200', '1190.25', '10.005')).toEqual({ local: '238050.00', commission: '10.01', total: '238060.01' })
     // Past what a float holds: every digit kept.
     expect(exchangeFigures('sell', '123456789012.123456', '999999.999999', null).local).toBe('123456789011999999.21')
+  })
+})
+
+describe('es-AR figures', () => {
+  test('the receipt prints an amount exactly as the screens show it', () => {
+    fc.assert(
+      fc.property(decimal(20), fc.boolean(), (value, negative) => {
+        const text = negative ? `-${value}` : value
+        expect(formatEsAr(text)).toBe(formatArs(text))
+      }),
+      { numRuns: 2000 },
+    )
+    expect(formatEsAr('1165.5')).toBe('1.165,50')
+    expect(formatEsAr('1234567890123.123457')).toBe('1.234.567.890.123,123457')
   })
 })

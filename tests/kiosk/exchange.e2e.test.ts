@@ -121,7 +121,7 @@ const focusOn = (id: string) => desk.waitForFunction((want) => document.activeEl
 let bought: { operationId: number; ticketId: number }
 
 describe('buying and selling at the counter', () => {
-  test('a ticket from the dispenser is called, 100 USD bought at the board rate with one Enter, the receipt shown and printed, the ticket finished', async () => {
+  test('a ticket from the dispenser is called, 100 USD bought at the board rate with Enter (a second one adds nothing), the receipt shown and printed, the ticket finished', async () => {
     const dispenser = await chromium.context.newPage()
     await dispenser.goto(dispenserUrl)
     await dispenser.getByTestId('service-button').filter({ hasText: 'Cambio de divisas' }).click({ timeout: SLOW })
@@ -265,13 +265,19 @@ describe('buying and selling at the counter', () => {
     expect(await desk.getByTestId('message').textContent({ timeout: SLOW })).toBe('A-002 finalizado.')
   }, 90_000)
 
-  test('a refusal of the server in words: the ticket closed at another desk meanwhile', async () => {
+  test('refusals in words: a currency taken off the board, the ticket closed at another desk meanwhile', async () => {
     const taken = await ok('POST', '/api/ventanilla/tickets', { service_id: (await ok('GET', '/api/ventanilla/queue')).data[0].service_id })
     await callNext(taken.number)
     await desk.keyboard.press('c')
     await focusOn('x-amount')
-    await desk.keyboard.type('10')
+    await desk.locator('#x-currency').selectOption('EUR')
+    await desk.locator('#x-amount').fill('10')
     await desk.locator('#x-name').fill('Cliente de paso')
+    await ok('PUT', '/api/ventanilla/rates', { rates: [{ currency: 'USD', buy: '1170', sell: '1190.25' }] })
+    await desk.locator('#x-amount').focus()
+    await desk.keyboard.press('Enter')
+    expect(await desk.getByTestId('x-currency-error').textContent({ timeout: SLOW })).toBe('EUR ya no está en el cartel de cotizaciones: elija otra moneda.')
+    expect(await desk.locator('#x-currency').inputValue()).toBe('USD')
     await ok('POST', `/api/ventanilla/tickets/${taken.id}/no-show`)
     await desk.locator('#x-amount').focus()
     await desk.keyboard.press('Enter')

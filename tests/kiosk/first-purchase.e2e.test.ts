@@ -88,17 +88,17 @@ test('npm start on an empty database → setup with the ready start → a caja a
   await page.getByLabel('Repetí la contraseña').fill('una clave del puerto')
   expect(await page.getByLabel('Empezar con caja y tipos de operación de ejemplo').isChecked()).toBe(true)
   await page.getByRole('button', { name: 'Crear empresa' }).click()
-  await page.getByTestId('setup-done').waitFor({ timeout: SLOW })
-  const number = (await page.getByTestId('setup-company-number').textContent())!
+  // Setup lands in the manager app, signed in, its welcome first with the company number.
+  await page.getByTestId('welcome').waitFor({ timeout: SLOW })
+  const number = (await page.getByTestId('welcome-company-number').textContent())!
   expect(number).toMatch(/^\d+$/)
-  step('setup: company, owner and ready start')
-
-  await page.getByTestId('setup-open-manage').click()
   await page.getByTestId('nav').waitFor({ timeout: SLOW })
   expect(new URL(page.url()).searchParams.get('empresa') ?? number).toBe(number)
+  step('setup: company, owner and ready start, and the manager app open')
+
   await page.getByTestId('company-number').getByText('Cambios del Puerto').waitFor({ timeout: SLOW })
   expect(await page.getByTestId('company-number').textContent()).toBe(`Empresa n.º ${number}Cambios del Puerto`)
-  step('the manager app opens signed in')
+  await page.getByTestId('welcome-close').click()
 
   await page.locator('nav a[href="/manage/clientes"]').click()
   await page.getByTestId('client-row').first().waitFor({ timeout: SLOW })
@@ -123,7 +123,11 @@ test('npm start on an empty database → setup with the ready start → a caja a
   await form.locator('select[name=box] option', { hasText: 'Caja 2' }).waitFor({ state: 'attached', timeout: SLOW })
   await form.locator('select[name=box]').selectOption({ label: 'Caja 2' })
   await form.locator('select[name=currency]').selectOption('USD')
-  await form.locator('select[name=client]').selectOption({ label: 'Juan Pérez' })
+  // The customer is found by a part of the name, as among thousands.
+  await form.locator('input[name=client-search]').fill('pérez')
+  const customer = form.locator('select[name=client] option', { hasText: 'Juan Pérez' })
+  await customer.waitFor({ state: 'attached', timeout: SLOW })
+  await form.locator('select[name=client]').selectOption((await customer.getAttribute('value'))!)
   await form.locator('select[name=type]').selectOption({ label: 'Compra de divisas' })
   await form.locator('input[name=amount]').fill('1.000')
   await form.locator('input[name=rate]').fill('1.165,50')
@@ -138,6 +142,7 @@ test('npm start on an empty database → setup with the ready start → a caja a
   await pending.waitFor({ timeout: SLOW })
   expect(await pending.textContent()).toContain('USD 1.000,00')
   await pending.getByTestId('op-approve').click()
+  await pending.getByTestId('balance-after').nth(1).waitFor({ timeout: SLOW })
   expect(await pending.getByTestId('balance-after').allTextContents()).toEqual(['USD 1.000,00', 'ARS -1.165.500,00'])
   await page.keyboard.press('Enter')
   await page.getByTestId('op-message').getByText(`Operación ${opId} aprobada.`).waitFor({ timeout: SLOW })

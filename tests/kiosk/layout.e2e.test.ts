@@ -11,7 +11,7 @@ import { SignJWT } from 'jose'
 import type { Page } from 'playwright-core'
 import { startServer, type RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
-import { findLayoutProblems, generateDispenserView, generateSnapshot, serveGenerated, settled, type SnapshotSpec } from './layout'
+import { findLayoutProblems, generateDispenserView, generateSnapshot, serveGenerated, settled, smallestText, type SnapshotSpec } from './layout'
 
 const SLOW = 45_000
 /** With SCREENSHOTS=1 the extremes are written to docs/ as pictures for people (see docs/screens.md). */
@@ -94,6 +94,15 @@ describe('kiosk layout', () => {
             const rate = parseFloat(await page.locator('[data-testid=rates] tbody td').first().evaluate((td) => getComputedStyle(td).fontSize))
             // 12 rows on a 720p board still read from across a room (≥ 18 px); a 4K board scales up.
             expect(rate).toBeGreaterThan(Math.max(18, Math.min(width, height) / 60))
+          }
+          // Read from across a room: no text under 12 px, or 1/72 of the screen's short side on a larger one, and the
+          // currency names and waiting chips, the board's second line, at least 13 px, or 1/66.
+          const short = Math.min(width, height)
+          const smallest = await smallestText(page)
+          expect({ data: name, smallest, readable: (smallest?.size ?? 99) >= Math.max(12, short / 72) }).toEqual({ data: name, smallest, readable: true })
+          for (const selector of ['.currency-name', '.queues li *']) {
+            const second = await smallestText(page, selector)
+            expect({ data: name, second, readable: (second?.size ?? 99) >= Math.max(13, short / 66) }).toEqual({ data: name, second, readable: true })
           }
           if (PICTURES && (token === 'full-1280x720' || token === 'sparse-3840x2160' || token === 'full-1080x1920' || token === 'typical-1920x1080'))
             await page.screenshot({ path: join(PICTURES, `kiosk-${token}.png`) })

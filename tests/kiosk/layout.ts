@@ -76,6 +76,24 @@ export function findLayoutProblems(page: Page): Promise<LayoutProblem[]> {
   })
 }
 
+/**
+ * The font size, in px, of the smallest visible text the page shows, with where it is; with `selector`, only text
+ * inside elements it matches. Text in the ticker (`data-marquee`) counts too.
+ */
+export function smallestText(page: Page, selector = 'body *'): Promise<{ size: number; what: string } | null> {
+  return page.evaluate((selector) => {
+    let best: { size: number; what: string } | null = null
+    for (const el of Array.from(document.querySelectorAll(selector))) {
+      const own = Array.from(el.childNodes).some((n) => n.nodeType === Node.TEXT_NODE && n.textContent?.trim())
+      const r = el.getBoundingClientRect()
+      if (!own || r.width === 0 || r.height === 0 || getComputedStyle(el).visibility === 'hidden') continue
+      const size = parseFloat(getComputedStyle(el).fontSize)
+      if (!best || size < best.size) best = { size, what: `${el.tagName.toLowerCase()}.${(el as HTMLElement).className} «${el.textContent?.trim().slice(0, 30)}»` }
+    }
+    return best
+  }, selector)
+}
+
 /** Waits for layout work the apps do after data arrives (text fitting runs on animation frames) to settle. */
 export async function settled(page: Page) {
   await page.evaluate(async () => {

@@ -48,7 +48,7 @@ afterAll(async () => {
 })
 
 describe('the manager app', () => {
-  test('an owner signs in with the keyboard and lands on Cotizaciones, with every section offered', async () => {
+  test('an owner signs in with the keyboard and lands on Cotizaciones, every section offered under its heading, the menu in view', async () => {
     page = await chromium.context.newPage()
     await page.goto(`${server.base}/manage?empresa=${companyId}`)
     await page.getByTestId('signin').waitFor({ timeout: SLOW })
@@ -60,30 +60,37 @@ describe('the manager app', () => {
     await page.keyboard.press('Enter')
     await page.getByTestId('rates-section').waitFor({ timeout: SLOW })
     expect(new URL(page.url()).pathname).toBe('/manage/cotizaciones')
-    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual([
-      'Cotizaciones',
-      'Pantalla',
-      'Servicios',
-      'Pantallas y dispensadores',
-      'Personal',
-      'Monitor',
-      'Estadísticas',
-      'Operaciones',
-      'Posición de caja',
-      'Cajas',
-      'Clientes y cajas',
-      'Etiquetas',
-      'Tipos',
-      'Nueva operación',
-      'Resultado',
-      'Mesas',
-      'Centros de costo',
-      'Herramientas del bot',
-      'Integraciones',
-      'Auditoría',
-      'Empresa',
+    const menu = page.getByTestId('nav')
+    expect(await menu.locator('h2').allTextContents()).toEqual(['Ventanilla', 'Dinero', 'Control', 'Configuración'])
+    expect(await menu.getByTestId('menu-group').evaluateAll((groups) => groups.map((g) => Array.from(g.querySelectorAll('a')).map((a) => a.textContent)))).toEqual([
+      ['Cotizaciones', 'Pantalla', 'Servicios', 'Pantallas y dispensadores', 'Monitor', 'Estadísticas'],
+      ['Nueva operación', 'Operaciones', 'Posición de caja', 'Cajas', 'Clientes y cajas', 'Mesas', 'Centros de costo'],
+      ['Resultado', 'Auditoría'],
+      ['Empresa', 'Personal', 'Tipos', 'Etiquetas', 'Herramientas del bot', 'Integraciones'],
     ])
+    // Each group is named by its heading for a screen reader.
+    expect(await menu.getByRole('group', { name: 'Dinero' }).locator('a').count()).toBe(6)
+    // At 1366×768 the whole menu is in view beside the page: nothing of it below the fold, nothing to scroll.
+    const fit = await menu.evaluate((nav) => ({
+      bottom: Math.max(...Array.from(nav.querySelectorAll('a')).map((a) => a.getBoundingClientRect().bottom)),
+      scrolls: nav.firstElementChild!.scrollHeight > nav.firstElementChild!.clientHeight,
+      page: document.documentElement.scrollHeight > innerHeight,
+    }))
+    expect(fit.bottom).toBeLessThanOrEqual(768)
+    expect(fit).toMatchObject({ scrolls: false, page: false })
+    // The keyboard walks the menu in its order: after the last section of one heading comes the first of the next.
+    await menu.locator('a', { hasText: 'Estadísticas' }).focus()
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Nueva operación')
+    await page.keyboard.press('Enter')
+    await page.getByTestId('new-operation-section').waitFor({ timeout: SLOW })
     expect(await axeViolations(page)).toEqual([])
+    await section('clientes', 'clients-section')
+    if (process.env.MANAGE_MENU_SCREENSHOT) {
+      await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur())
+      await page.screenshot({ path: process.env.MANAGE_MENU_SCREENSHOT })
+    }
+    await section('cotizaciones', 'rates-section')
   }, 60_000)
 
   test('a comma where the dot goes is refused in words; a USD rate saved with Ctrl+S reaches the open kiosk within 2 s', async () => {
@@ -253,7 +260,8 @@ describe('the manager app', () => {
       return { type: res.headers.get('content-type'), text: await res.text() }
     }, await page.getByTestId('stats-csv').getAttribute('href'))
     expect(csv.type).toContain('text/csv')
-    expect(csv.text.split('\n')[0]).toContain('issued')
+    // For an es-AR spreadsheet: Spanish headings, `;` between them.
+    expect(csv.text.split('\r\n')[0].replace(/^\ufeff/, '').split(';')).toContain('Emitidos')
     expect(await axeViolations(page)).toEqual([])
   }, 60_000)
 

@@ -47,9 +47,9 @@ const section = async (path: string, testid: string) => {
  * The manager app at this size: no sideways scrolling, nothing cut at the right edge, no text over other text.
  * Long pages scroll down, as any page of records does, so only the horizontal side of "outside the viewport" counts.
  */
-async function fitProblems(): Promise<string[]> {
-  const problems = await findLayoutProblems(page)
-  const width = page.viewportSize()!.width
+async function fitProblems(on = page): Promise<string[]> {
+  const problems = await findLayoutProblems(on)
+  const width = on.viewportSize()!.width
   return problems
     // The skip link waits off-screen until it has the focus; captions for screen readers are clipped on purpose.
     .filter((p) => !/\.(skip|visually-hidden)\b/.test(p.what))
@@ -63,16 +63,13 @@ async function fitProblems(): Promise<string[]> {
     .map((p) => `${p.kind}: ${p.what}`)
 }
 
-async function checkSizes(label: string) {
-  for (const size of [
-    { width: 1366, height: 768 },
-    { width: 1920, height: 1080 },
-  ]) {
-    await page.setViewportSize(size)
-    await page.waitForTimeout(100)
-    expect({ label, size: size.width, problems: await fitProblems() }).toEqual({ label, size: size.width, problems: [] })
+async function checkSizes(label: string, on = page, sizes = [{ width: 1366, height: 768 }, { width: 1920, height: 1080 }]) {
+  for (const size of sizes) {
+    await on.setViewportSize(size)
+    await on.waitForTimeout(100)
+    expect({ label, size: size.width, problems: await fitProblems(on) }).toEqual({ label, size: size.width, problems: [] })
   }
-  await page.setViewportSize({ width: 1366, height: 768 })
+  await on.setViewportSize({ width: 1366, height: 768 })
 }
 
 beforeAll(async () => {
@@ -347,7 +344,8 @@ describe('the records sections', () => {
     await page.getByTestId('statement-csv').click()
     expect(await page.getByTestId('error-statement-range').textContent()).toBe('«Desde» es posterior a «hasta».')
 
-    // An external grant: days out of range refused; then the link and key shown, copied, and working until revoked.
+    // An external grant: days out of range refused; then the customer's link (with its QR code) and, for a system,
+    // the key and the API call.
     const grants = page.getByTestId('client-grants')
     await grants.locator('input[name=days]').fill('400')
     await grants.getByTestId('grant-create').click()
@@ -357,20 +355,80 @@ describe('the records sections', () => {
     const shown = grants.getByTestId('grant')
     await shown.waitFor({ timeout: SLOW })
     const link = await shown.getByTestId('grant-link').inputValue()
-    const token = await shown.getByTestId('grant-token').inputValue()
-    expect(link).toBe(`${server.base}/api/external/clients/${perez.id}/statement?format=csv`)
-    expect(await shown.getByTestId('grant-command').inputValue()).toBe(`curl -H "Authorization: Bearer ${token}" "${link}"`)
-    await shown.getByTestId('grant-token-copy').click()
+    const [, token] = new RegExp(`^${server.base.replace(/[.:/]/g, '\\$&')}/estado-de-cuenta/${perez.id}#(\\S+)$`).exec(link) ?? []
+    expect(token).toBeTruthy()
+    expect(await shown.getByRole('img', { name: /Código QR del enlace/ }).count()).toBe(1)
+    expect(await shown.getByTestId('grant-open').getAttribute('href')).toBe(link)
+    await shown.getByTestId('grant-link-copy').click()
     await shown.getByText(/Copiado\.|Quedó seleccionado/).waitFor({ timeout: SLOW })
-    const withGrant = await fetch(link, { headers: { authorization: `Bearer ${token}` } })
-    expect(withGrant.status).toBe(200)
-    expect(await withGrant.text()).toContain('-1234567.000001')
+    await shown.locator('summary').click()
+    expect(await shown.getByTestId('grant-token').inputValue()).toBe(token)
+    const api = `${server.base}/api/external/clients/${perez.id}/statement?format=csv`
+    expect(await shown.getByTestId('grant-command').inputValue()).toBe(`curl -H "Authorization: Bearer ${token}" "${api}"`)
+    expect((await fetch(api, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
     expect(await axeViolations(page)).toEqual([])
     if (SHOTS) await page.screenshot({ path: join(ROOT, 'docs/manage-client-grant.png') })
+
+    // The customer opens the link: the page reads the statement with the key from the fragment, as a bearer header;
+    // the key is never in an address the server sees.
+    const customer = await chromium.context.newPage()
+    const asked: { url: string; auth: string | undefined }[] = []
+    customer.on('request', (r) => {
+      if (new URL(r.url()).pathname.startsWith('/api/')) asked.push({ url: r.url(), auth: r.headers().authorization })
+    })
+    await customer.setViewportSize({ width: 1366, height: 768 })
+    await customer.goto(link)
+    const account = customer.getByTestId('statement-account')
+    await account.waitFor({ timeout: SLOW })
+    expect(await customer.locator('h1').textContent()).toBe('Estado de cuenta de Pérez Importaciones SRL')
+    expect(await account.locator('h2').textContent()).toBe('USD')
+    expect(await account.getByTestId('balance').textContent()).toBe('USD -1.234.567,000001')
+    expect(await account.getByTestId('opening').textContent()).toBe('USD 0,00')
+    expect(await account.getByTestId('movement-amount').allTextContents()).toEqual(['-1.234.567,000001'])
+    expect(await account.getByTestId('movement-balance').allTextContents()).toEqual(['-1.234.567,000001'])
+    expect(asked.length).toBeGreaterThan(0)
+    for (const a of asked) {
+      expect(a.url).not.toContain(token)
+      expect(a.auth).toBe(`Bearer ${token}`)
+    }
+    expect(await axeViolations(customer)).toEqual([])
+    if (SHOTS) await customer.screenshot({ path: join(ROOT, 'docs/statement.png') })
+    await checkSizes('estado de cuenta', customer, [
+      { width: 1366, height: 768 },
+      { width: 390, height: 844 },
+    ])
+    await customer.setViewportSize({ width: 390, height: 844 })
+    expect(await axeViolations(customer)).toEqual([])
+    if (SHOTS) await customer.screenshot({ path: join(ROOT, 'docs/statement-phone.png'), fullPage: true })
+    // A range before the first movement: its balances, no movements; a range backwards is said before asking.
+    await customer.locator('input[name=from]').fill('2020-01-01')
+    await customer.locator('input[name=to]').fill('2020-01-31')
+    await customer.getByTestId('statement-show').click()
+    await customer.getByTestId('statement-range').getByText('Del 01/01/2020 al 31/01/2020', { exact: false }).waitFor({ timeout: SLOW })
+    expect(await account.getByText('Sin movimientos en estas fechas.').count()).toBe(1)
+    expect(await account.getByTestId('closing').textContent()).toBe('USD 0,00')
+    await customer.locator('input[name=from]').fill('2020-02-01')
+    await customer.getByTestId('statement-show').click()
+    expect(await customer.getByTestId('statement-range-error').textContent()).toBe('«Desde» es posterior a «Hasta».')
+    // The CSV, as the customer's browser saves it: every digit.
+    await customer.locator('input[name=from]').fill('')
+    await customer.locator('input[name=to]').fill('')
+    const saved = customer.waitForEvent('download', { timeout: SLOW })
+    await customer.getByTestId('statement-csv').click()
+    const customerFile = await saved
+    expect(customerFile.suggestedFilename()).toBe(`estado-de-cuenta-${perez.id}.csv`)
+    expect(readFileSync((await customerFile.path())!, 'utf8')).toContain(',-1234567.000001,-1234567.000001')
+
+    // Revoked from the client's page: the customer's page says so in words, with the day.
     await shown.getByTestId('grant-revoke').click()
     const grantId = await grants.getByTestId('grant-message').getByText(/revocado/).textContent({ timeout: SLOW })
     expect(grantId).toMatch(/^Acceso n\.º \d+ revocado: su clave ya no abre el estado de cuenta\.$/)
-    expect((await fetch(link, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401)
+    await customer.reload()
+    const revokedWords = await customer.getByTestId('statement-problem').textContent({ timeout: SLOW })
+    expect(revokedWords).toMatch(/^La casa de cambio revocó este enlace el \d{2}\/\d{2}\/\d{4}: ya no muestra el estado de cuenta\. Pídale uno nuevo\.$/)
+    expect(await customer.getByTestId('statement-csv').count()).toBe(0)
+    expect(await axeViolations(customer)).toEqual([])
+    await customer.close()
     // Revoking the same number again, typed: said in words.
     await grants.locator('input[name=grant-id]').fill(/\d+/.exec(grantId!)![0])
     await grants.getByTestId('grant-revoke-typed').click()
@@ -393,6 +451,7 @@ describe('the records sections', () => {
     await page.getByTestId('client-delete-confirm').click()
     await page.getByTestId('clients-section').waitFor({ timeout: SLOW })
     await page.getByTestId('client-flash').getByText('«Pérez Importaciones SRL» eliminado.', { exact: false }).waitFor({ timeout: SLOW })
+    await page.getByTestId('clients-count').getByText('1 resultado · página 1 de 1').waitFor({ timeout: SLOW })
     expect(await page.getByTestId('client-row').count()).toBe(1)
     const gone = await fetch(`${server.base}/api/clients/${perez.id}`, { headers: { 'x-api-key': scene.key } })
     expect(gone.status).toBe(404)
@@ -542,5 +601,46 @@ describe('the records sections', () => {
     expect(await page.locator('input[name=buscar]').inputValue()).toBe('zona 7')
     expect(await axeViolations(page)).toEqual([])
     await checkSizes('clientes con 50.000')
+
+    // No screen reads every client (paging through them all took 251 requests here): Nueva operación reads the
+    // cajas and each picker's first page; Operaciones the cajas and the names behind the ids on its page.
+    const named = (await ok('GET', '/api/clients?search=cliente%200001&type=1&pageSize=10')).data as { id: number; name: string; accounts: { id: number }[] }[]
+    const [caja] = (await ok('GET', '/api/clients?type=0')).data as { accounts: { id: number; currency_name: string }[] }[]
+    const type = (await ok('GET', '/api/operation-types')).data[0].id
+    for (const c of named)
+      await ok('POST', '/api/operations', {
+        operation_type_id: type,
+        client_id: c.id,
+        transactions: [
+          { account_id: c.accounts[0].id, amount: '100' },
+          { account_id: caja.accounts.find((a) => a.currency_name === 'USD')!.id, amount: '-100' },
+        ],
+      })
+    const clientRequests = async (path: string, ready: () => Promise<unknown>) => {
+      const urls: string[] = []
+      const seen = (r: { url(): string }) => void (new URL(r.url()).pathname === '/api/clients' && urls.push(decodeURIComponent(new URL(r.url()).search)))
+      page.on('request', seen)
+      await page.locator(`nav a[href="/manage/${path}"]`).click()
+      await ready()
+      await page.waitForTimeout(500)
+      page.off('request', seen)
+      console.log(`${path}: ${urls.length} requests to /api/clients: ${urls.join(' ')}`)
+      return urls
+    }
+    const opening = await clientRequests('nueva', () => page.getByText(/coinciden: se muestran los primeros 50/).nth(2).waitFor({ timeout: SLOW }))
+    expect(opening.length).toBeLessThanOrEqual(5)
+    // A customer among 50,000, found by name in the multi-leg form: its accounts join the legs' choices.
+    const generic = page.getByTestId('generic-form')
+    await generic.locator('input[name=generic-client-search]').fill('cliente 31337')
+    const needle = generic.locator('select[name=generic-client] option', { hasText: 'Cliente 31337' })
+    await needle.waitFor({ state: 'attached', timeout: SLOW })
+    await generic.locator('select[name=generic-client]').selectOption((await needle.getAttribute('value'))!)
+    await generic.getByLabel('Cuenta del movimiento 1').locator('option', { hasText: 'Cliente 31337 · USD (USD)' }).waitFor({ state: 'attached', timeout: SLOW })
+    expect(await axeViolations(page)).toEqual([])
+
+    const listing = await clientRequests('operaciones', () => page.locator('[data-testid=operation-row]', { hasText: named[named.length - 1].name }).waitFor({ timeout: SLOW }))
+    expect(listing.length).toBeLessThanOrEqual(5)
+    for (const c of named) expect(await page.locator('[data-testid=operation-row]', { hasText: c.name }).count()).toBe(1)
+    expect(await page.getByTestId('pending-op').first().textContent()).toMatch(/Cliente 0001\d · USD/)
   }, 300_000)
 })

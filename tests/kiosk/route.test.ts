@@ -17,6 +17,7 @@ const get = (app: { handle: (r: Request) => Promise<Response> }, path: string) =
 beforeAll(() => {
   mkdirSync(join(dist, 'assets'), { recursive: true })
   writeFileSync(join(dist, 'index.html'), '<!doctype html><title>kiosk</title>')
+  writeFileSync(join(dist, 'statement.html'), '<!doctype html><title>Estado de cuenta</title>')
   writeFileSync(join(dist, 'assets', 'index-abc.js'), 'console.log(1)')
   writeFileSync(join(dist, 'assets', 'index-abc.css'), 'body{}')
   writeFileSync(join(root, 'secret.txt'), 'outside the build')
@@ -126,6 +127,23 @@ describe('GET /kiosk/assets/*', () => {
   })
 })
 
+describe('GET /estado-de-cuenta/{client id}', () => {
+  test('any client id gets the statement page, uncached, with the security headers; the key stays in the fragment', async () => {
+    for (const id of ['1', '2147483647']) {
+      const res = await get(built, `/estado-de-cuenta/${id}`)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('cache-control')).toBe('no-cache')
+      expectSecurityHeaders(res)
+      expect(await res.text()).toContain('Estado de cuenta')
+    }
+  })
+
+  test('an id that is not one is 404; without a build, 503', async () => {
+    for (const id of ['0', 'abc', '2147483648', '01', '-1']) expect((await get(built, `/estado-de-cuenta/${id}`)).status).toBe(404)
+    expect((await get(missing, '/estado-de-cuenta/1')).status).toBe(503)
+  })
+})
+
 test('the service registers the kiosk routes, hidden from the API document', async () => {
   const t = await testApp()
   const res = await t.request('GET', '/kiosk/any-token')
@@ -133,5 +151,6 @@ test('the service registers the kiosk routes, hidden from the API document', asy
   expect([404, 503]).toContain(res.status)
   expect(res.headers.get('content-security-policy')).toContain("default-src 'none'")
   const doc = await t.request('GET', '/openapi.json')
-  expect(Object.keys(doc.body.paths).some((p) => p.startsWith('/kiosk'))).toBe(false)
+  expect(Object.keys(doc.body.paths).some((p) => p.startsWith('/kiosk') || p.startsWith('/estado-de-cuenta'))).toBe(false)
+  expect([200, 503]).toContain((await t.request('GET', '/estado-de-cuenta/7')).status)
 })

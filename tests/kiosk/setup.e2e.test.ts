@@ -39,7 +39,7 @@ pg('the setup page in Chromium', () => {
     rmSync(dataDir, { recursive: true, force: true })
   })
 
-  test('keyboard only: mistakes in words, then company, owner and ready start made, the number shown and /manage opened', async () => {
+  test('keyboard only: mistakes in words, then company, owner and ready start made, and /manage opened at once with the number', async () => {
     ensureKioskBuilt()
     const url = await freshDatabase()
     server = await startServer({ dataDir, databaseUrl: url, stdout: 'pipe' })
@@ -77,9 +77,12 @@ pg('the setup page in Chromium', () => {
       expect(await page.getByLabel('Empezar con caja y tipos de operación de ejemplo').isChecked()).toBe(true)
       expect(await axeViolations(page)).toEqual([])
       if (SHOTS) await page.screenshot({ path: join(SHOTS, 'setup.png'), fullPage: true })
+      const opened: string[] = []
+      page.on('framenavigated', (frame) => frame === page.mainFrame() && opened.push(frame.url()))
       await page.getByLabel('Repetí la contraseña').press('Enter')
-      // The result: the company number, said once where the owner reads it, with the links that carry it.
-      await page.getByTestId('setup-done').waitFor()
+      // No page in between: the manager app, signed in, its welcome first with the company number and the links.
+      await page.getByTestId('welcome').waitFor()
+      expect(new URL(page.url()).pathname.startsWith('/manage')).toBe(true)
       const cookies = await browser.context.cookies()
       expect(cookies.find((c) => c.name === 'fos_session')?.httpOnly).toBe(true)
       expect(errors).toEqual([])
@@ -97,17 +100,31 @@ pg('the setup page in Chromium', () => {
       } finally {
         await sqlc.end({ timeout: 1 })
       }
-      expect(await page.getByTestId('setup-company-number').textContent()).toBe(String(companyId))
       const origin = new URL(link).origin
-      expect(await page.getByTestId('setup-manage-link').textContent()).toBe(`${origin}/manage?empresa=${companyId}`)
-      expect(await page.getByTestId('setup-staff-link').textContent()).toBe(`${origin}/staff?empresa=${companyId}`)
-      expect(await axeViolations(page)).toEqual([])
-      if (SHOTS) await page.screenshot({ path: join(SHOTS, 'setup-done.png'), fullPage: true })
-      // One key opens the manager app, signed in, with the number in its header.
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Entrar al panel de gestión')
-      await Promise.all([page.waitForURL(/\/manage/), page.keyboard.press('Enter')])
+      // The page the setup opened: the manager app with the company number in its address.
+      expect(opened[0]).toBe(`${origin}/manage?empresa=${companyId}`)
+      const welcome = page.getByTestId('welcome')
+      expect(await welcome.getByTestId('welcome-company-number').textContent()).toBe(String(companyId))
+      expect(await welcome.locator('h2').textContent()).toBe('¡Listo! «Cambios del Centro» quedó configurada')
+      expect(await welcome.getByTestId('welcome-manage-link').inputValue()).toBe(`${origin}/manage?empresa=${companyId}`)
+      expect(await welcome.getByTestId('welcome-staff-link').inputValue()).toBe(`${origin}/staff?empresa=${companyId}`)
+      await welcome.getByText('registrar la primera compra').waitFor()
+      // It comes first: it has the focus, before the section under it.
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('welcome')
       await page.getByTestId('company-number').getByText('Cambios del Centro').waitFor()
       expect(await page.getByTestId('company-number').textContent()).toBe(`Empresa n.º ${companyId}Cambios del Centro`)
+      expect(await axeViolations(page)).toEqual([])
+      if (SHOTS) await page.screenshot({ path: join(SHOTS, 'manage-welcome.png') })
+      // It stays while the owner moves between sections, until «Entendido»; a reload does not bring it back.
+      await page.locator('nav a[href="/manage/clientes"]').click()
+      await page.getByTestId('clients-section').waitFor()
+      expect(await welcome.isVisible()).toBe(true)
+      await welcome.getByTestId('welcome-close').focus()
+      await page.keyboard.press('Enter')
+      await welcome.waitFor({ state: 'detached' })
+      await page.reload()
+      await page.getByTestId('clients-section').waitFor()
+      expect(await page.getByTestId('welcome').count()).toBe(0)
       // Signed out, the counter console on this browser has the number already.
       await browser.context.clearCookies()
       await page.goto(`${origin}/staff`)

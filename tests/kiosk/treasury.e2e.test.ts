@@ -249,7 +249,7 @@ describe('Centros de costo', () => {
     await noViolations()
     await form.locator('input[name=name]').fill('Alquiler del local')
     await form.locator('input[name=client-search]').fill('repuestos')
-    await form.getByText('1 coinciden.').waitFor({ timeout: SLOW })
+    await form.getByText('Uno coincide.').waitFor({ timeout: SLOW })
     await form.locator('select[name=client]').selectOption(String(perez.id))
     await form.locator('select[name=account]').selectOption(String(caja.ars))
     await form.getByTestId('cost-center-save').click()

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildTestApp, type Company, type TestApp } from '../helpers'
+import { sql } from 'drizzle-orm'
+import { buildTestApp, postgresTest, type Company, type TestApp } from '../helpers'
 import { startS3Server, type S3Server } from '../store'
 
 const MAX = 256 * 1024
@@ -370,6 +371,72 @@ for (const make of [diskBackend, s3Backend]) {
     })
   })
 }
+
+describe('storage quota per company', () => {
+  const QUOTA = 3 * 10_000
+  let dataDir: string
+  let t: TestApp
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'fos-att-quota-'))
+    t = await buildTestApp({ dataDir, maxUploadBytes: MAX, storageQuotaBytesPerCompany: QUOTA })
+  })
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+  const upload = (key: string, opId: number, body: BodyInit, headers?: Record<string, string>) =>
+    t.request('POST', `/api/operations/${opId}/attachments`, { key, raw: body, headers })
+  const stored = (companyId: number) => {
+    const dir = join(dataDir, 'files', String(companyId))
+    return existsSync(dir) ? readdirSync(dir).length : 0
+  }
+
+  test('STORAGE_QUOTA_BYTES_PER_COMPANY: 10 GiB by default, 0 for none', async () => {
+    const { loadConfig } = await import('../../server/config')
+    expect(loadConfig({}).storageQuotaBytesPerCompany).toBe(10 * 1024 ** 3)
+    expect(loadConfig({ STORAGE_QUOTA_BYTES_PER_COMPANY: '0' }).storageQuotaBytesPerCompany).toBe(0)
+    expect(() => loadConfig({ STORAGE_QUOTA_BYTES_PER_COMPANY: 'lots' })).toThrow('STORAGE_QUOTA_BYTES_PER_COMPANY')
+  })
+
+  test('repro: a file past the quota is 413 QUOTA_EXCEEDED with words and nothing stored; deleting gives the bytes back; other companies have their own', async () => {
+    const c = await t.newCompany()
+    const other = await t.newCompany()
+    const op = await newOperation(t, c)
+    const made: number[] = []
+    for (let i = 0; i < 3; i++) {
+      const up = await upload(c.key, op.id, form(bytes(10_000, i), `r${i}.pdf`, 'application/pdf'))
+      expect(up.status).toBe(201)
+      made.push(up.body.id)
+    }
+    const over = await upload(c.key, op.id, form(bytes(1, 9), 'one byte more.pdf', 'application/pdf'))
+    expect(over.status).toBe(413)
+    expect(over.body).toEqual({
+      error: expect.stringContaining(`past its storage quota of ${QUOTA} bytes`),
+      code: 'QUOTA_EXCEEDED',
+      details: { used_bytes: QUOTA, file_bytes: 1, quota_bytes: QUOTA },
+    })
+    expect(stored(c.id)).toBe(3)
+    // Another company is not held back by this one's files.
+    const theirs = await upload(other.key, (await newOperation(t, other)).id, form(bytes(10_000), 'r.pdf', 'application/pdf'))
+    expect(theirs.status).toBe(201)
+    expect((await t.request('DELETE', `/api/operations/${op.id}/attachments/${made[0]}`, { key: c.key })).status).toBe(200)
+    expect((await upload(c.key, op.id, form(bytes(10_000, 7), 'again.pdf', 'application/pdf'))).status).toBe(201)
+  })
+
+  postgresTest('concurrent uploads are counted one after the other: never past the quota together, no object left behind', async () => {
+    const c = await t.newCompany()
+    const op = await newOperation(t, c)
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => upload(c.key, op.id, form(bytes(10_000, i), `race ${i}.pdf`, 'application/pdf'))),
+    )
+    const statuses = answers.map((r) => r.status).sort()
+    expect(statuses).toEqual([201, 201, 201, 413, 413, 413, 413, 413])
+    for (const r of answers.filter((a) => a.status === 413)) expect(r.body.code).toBe('QUOTA_EXCEEDED')
+    const [{ used, n }] = await t.ctx.database.rows<{ used: string; n: number }>(
+      sql`select coalesce(sum(size_bytes), 0)::text as used, count(*)::int as n from operation_attachments where company_id = ${c.id} and deleted_at is null`,
+    )
+    expect([Number(used), Number(n)]).toEqual([QUOTA, 3])
+    // The refused uploads' bytes, stored before their transactions refused them, are gone again.
+    expect(stored(c.id)).toBe(3)
+  })
+})
 
 describe('download route', () => {
   test('needs no API key, refuses garbage links with 403 and is documented without security', async () => {

@@ -200,6 +200,22 @@ describe('audit logs', () => {
     }
   })
 
+  test('a ticket taken at a dispenser names the dispenser: channel `dispenser` with its id and name', async () => {
+    const t = await testApp()
+    const c = await t.newCompany({ ventanilla: true })
+    const service = (await t.request('POST', '/api/ventanilla/services', { key: c.key, body: { name: 'Cambio', prefix: 'A' } })).body.id as number
+    const issued = await t.request('POST', '/api/ventanilla/dispenser-tokens', { key: c.key, body: { name: 'Tablet entrada' } })
+    expect((await t.request('POST', `/api/public/ventanilla/${issued.body.token}/tickets`, { body: { service_id: service } })).status).toBe(201)
+    // At the counter, the same kind of row names the key, not a dispenser.
+    expect((await t.request('POST', '/api/ventanilla/tickets', { key: c.key, body: { service_id: service } })).status).toBe(201)
+    const tickets = (await audit(t, c.key, 'table=ventanilla_tickets')).body.data as { channel: string | null; channel_detail: unknown; actor: unknown }[]
+    expect(tickets.map((e) => e.channel)).toEqual([null, 'dispenser'])
+    expect(tickets[1].channel_detail).toEqual({ dispenser: { id: issued.body.id, name: 'Tablet entrada' } })
+    expect(tickets[1].actor).toEqual({ id: null, name: null, email: null })
+    const filtered = await audit(t, c.key, 'channel=dispenser')
+    expect([filtered.status, filtered.body.data.length]).toEqual([200, 1])
+  })
+
   test('date bounds: date-only values are whole days in Argentina time, inclusive', async () => {
     const t = await testApp()
     const c = await t.newCompany()
@@ -225,6 +241,7 @@ describe('audit logs', () => {
       const r = await audit(t, c.key, `from=${encodeURIComponent(bad)}`)
       expect(r.status).toBe(400)
       expect(r.body.code).toBe('VALIDATION_ERROR')
+      expect(r.body.details[0].message).toMatch(/^(must look like "2026-11-01" or "2026-11-01T03:00:00Z"|expected YYYY-MM-DD or an ISO 8601 date-time)$/)
       expect((await audit(t, c.key, `to=${encodeURIComponent(bad)}`)).status).toBe(400)
     }
   })

@@ -150,6 +150,100 @@ describe('clients', () => {
     expect(max.status).toBe(200)
   })
 
+  test('search: a part of the name or of the description, ignoring case, with type, description and pages', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const other = await t.newCompany()
+    const lucia = await newClient(t, c, { name: 'Gómez, Lucía', type: 1, description: 'Importador textil' })
+    const sur = await newClient(t, c, { name: 'Importadora Sur', type: 1, description: 'Mayorista' })
+    const caja = await newClient(t, c, { name: 'Caja Gómez', type: 0, description: 'Caja del local' })
+    const rivas = await newClient(t, c, { name: 'Rivas 100% SA', type: 1, description: 'cliente_de_prueba' })
+    const ab = await newClient(t, c, { name: 'Ab', type: 1, description: 'clientexdeprueba' })
+    const gone = await newClient(t, c, { name: 'Gómez borrado', type: 1 })
+    expect((await t.request('DELETE', `/api/clients/${gone.id}`, { key: c.key })).status).toBe(200)
+    await newClient(t, other, { name: 'Gómez de otra empresa', type: 1, description: 'Importador' })
+    const mine = [lucia, sur, caja, rivas, ab]
+    const search = async (query: string) => {
+      const r = await t.request('GET', `/api/clients?${query}`, { key: c.key })
+      expect(r.status).toBe(200)
+      return { ids: r.body.data.map((x: { id: number }) => x.id), count: r.body.count }
+    }
+
+    expect(await search('search=g%C3%B3mez')).toEqual({ ids: [caja.id, lucia.id], count: 2 })
+    // The name of one, the description of the other; either case.
+    expect(await search('search=IMPORTADOR')).toEqual({ ids: [lucia.id, sur.id], count: 2 })
+    expect(await search('search=importador&type=0')).toEqual({ ids: [], count: 0 })
+    expect(await search('search=importador&description=textil')).toEqual({ ids: [lucia.id], count: 1 })
+    expect(await search('search=importador&pageSize=1&page=2')).toEqual({ ids: [sur.id], count: 2 })
+    expect(await search('search=g%C3%B3mez&type=0')).toEqual({ ids: [caja.id], count: 1 })
+    expect(await search('search=')).toEqual({ ids: [ab.id, caja.id, lucia.id, sur.id, rivas.id], count: 5 })
+
+    // Words with three letters in a row go through the trigram index, shorter ones row by row: both read `%` and `_`
+    // as themselves and agree with a plain substring test, case aside.
+    const words = ['imp', 'IM', 'a', 'ab', '%', '100%', 'a%s', '_', 'e_d', 'nte_de', 'de pr', 'xyz', ' ', 'caja del', 'ía']
+    for (const w of words) {
+      const expected = mine
+        .filter((x) => `${x.name}\n${x.description}`.toLowerCase().includes(w.toLowerCase()))
+        .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id - y.id))
+        .map((x) => x.id)
+      expect({ w, ...(await search(`search=${encodeURIComponent(w)}`)) }).toEqual({ w, ids: expected, count: expected.length })
+    }
+    // The description filter takes the same two paths.
+    expect(await search('description=_')).toEqual({ ids: [rivas.id], count: 1 })
+    expect(await search('description=nte_de')).toEqual({ ids: [rivas.id], count: 1 })
+
+    const long = await t.request('GET', `/api/clients?search=${'x'.repeat(201)}`, { key: c.key })
+    expect(long.status).toBe(400)
+    expect(long.body.details.map((d: { field: string }) => d.field)).toEqual(['search'])
+  })
+
+  test('ids and account_ids: the named live clients of the company, with the other filters; bad lists are 400', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const other = await t.newCompany()
+    const a = await newClient(t, c, { name: 'Ana', type: 1, accounts: [{ currency_name: 'USD' }, { currency_name: 'ARS' }] })
+    const b = await newClient(t, c, { name: 'Beto', type: 0, accounts: [{ currency_name: 'USD' }] })
+    const z = await newClient(t, c, { name: 'Zoe', type: 1, accounts: [{ currency_name: 'EUR' }] })
+    const gone = await newClient(t, c, { name: 'Borrado', type: 1, accounts: [{ currency_name: 'USD' }] })
+    expect((await t.request('DELETE', `/api/clients/${gone.id}`, { key: c.key })).status).toBe(200)
+    const foreign = await newClient(t, other, { name: 'Ajeno', type: 1, accounts: [{ currency_name: 'USD' }] })
+    const list = async (query: string, key = c.key) => {
+      const r = await t.request('GET', `/api/clients?${query}`, { key })
+      expect(r.status).toBe(200)
+      return { ids: r.body.data.map((x: { id: number }) => x.id), count: r.body.count }
+    }
+
+    expect(await list(`ids=${z.id},${a.id},${foreign.id},${gone.id}`)).toEqual({ ids: [a.id, z.id], count: 2 })
+    expect(await list(`ids=${a.id},${a.id}`)).toEqual({ ids: [a.id], count: 1 })
+    expect(await list(`ids=${a.id},${b.id}&type=0`)).toEqual({ ids: [b.id], count: 1 })
+    expect(await list(`ids=${a.id},${b.id},${z.id}&search=e&pageSize=1`)).toEqual({ ids: [b.id], count: 2 })
+    const accounts = [a.accounts[1].id, z.accounts[0].id, foreign.accounts[0].id, gone.accounts[0].id]
+    expect(await list(`account_ids=${accounts.join(',')}`)).toEqual({ ids: [a.id, z.id], count: 2 })
+    expect(await list(`account_ids=${a.accounts[0].id},${a.accounts[1].id}&ids=${a.id},${b.id}`)).toEqual({ ids: [a.id], count: 1 })
+    // A client-scoped employee gets only what its scope holds.
+    const scoped = await c.employee(['clients.view'], [z.id])
+    expect(await list(`ids=${a.id},${z.id}`, scoped.key)).toEqual({ ids: [z.id], count: 1 })
+    expect(await list(`account_ids=${a.accounts[0].id}`, scoped.key)).toEqual({ ids: [], count: 0 })
+
+    const many = Array.from({ length: 201 }, (_, i) => i + 1).join(',')
+    for (const [field, value] of [
+      ['ids', ''],
+      ['ids', 'a'],
+      ['ids', '1,,2'],
+      ['ids', '0'],
+      ['ids', '-3'],
+      ['ids', '2147483648'],
+      ['ids', many],
+      ['account_ids', '1.5'],
+      ['account_ids', many],
+    ]) {
+      const r = await t.request('GET', `/api/clients?${field}=${value}`, { key: c.key })
+      expect({ field, value: value.slice(0, 20), status: r.status, code: r.body.code }).toEqual({ field, value: value.slice(0, 20), status: 400, code: 'VALIDATION_ERROR' })
+      expect(r.body.details.map((d: { field: string }) => d.field)).toEqual([field])
+    }
+    expect((await t.request('GET', `/api/clients?ids=${Array.from({ length: 200 }, (_, i) => i + 1).join(',')}`, { key: c.key })).status).toBe(200)
+  })
+
   test('update, accounts, soft delete and the zero-balance rule', async () => {
     const t = await testApp()
     const c = await t.newCompany()

@@ -33,12 +33,14 @@ describe('GET /receipts/{operation id}', () => {
     expect((await res.json()).code).toBe('KIOSK_NOT_BUILT')
   })
 
-  test('in the service: a path that is not an id is 400 INVALID_ID', async () => {
+  test('in the service: a path that is not an id is 400 INVALID_ID, and the page stays out of the API document', async () => {
     const t = await testApp()
     for (const id of ['abc', '0', '2147483648']) {
       const res = await t.request('GET', `/receipts/${id}`)
       expect([res.status, res.body.code]).toEqual([400, 'INVALID_ID'])
     }
     expect([200, 503]).toContain((await t.request('GET', '/receipts/1')).status)
+    const doc = await t.request('GET', '/openapi.json')
+    expect(Object.keys(doc.body.paths).some((p) => p.startsWith('/receipts'))).toBe(false)
   })
 })

@@ -211,6 +211,9 @@ describe('external grants', () => {
     const after = await statement(t, s.clientId, '', { bearer: g.token })
     expect(after.status).toBe(401)
     expect(after.body.code).toBe('UNAUTHORIZED')
+    // Why, for the holder of a real token only: a forged one learns nothing.
+    expect(after.body.details).toEqual({ reason: 'revoked', at: expect.stringMatching(/Z$/) })
+    expect(bad.body.details).toBeUndefined()
     expect((await t.request('DELETE', `/api/clients/${s.clientId}/external-grants/${g.id}`, { key: s.c.key })).status).toBe(404)
 
     const short = await grant(t, s, s.clientId, { expires_in_days: 1 })
@@ -220,6 +223,7 @@ describe('external grants', () => {
       const expired = await statement(t, s.clientId, '', { bearer: short.token })
       expect(expired.status).toBe(401)
       expect(expired.body.code).toBe('UNAUTHORIZED')
+      expect(expired.body.details).toEqual({ reason: 'expired', at: short.expires_at })
     } finally {
       t.travel(0)
     }

@@ -126,7 +126,7 @@ describe('MCP server', () => {
       type: 'object',
       properties: {
         currency: { title: 'Moneda', description: 'Moneda', type: 'string', enum: ['ARS', 'USD'] },
-        amount: { title: 'Monto', description: 'Monto', type: 'number', exclusiveMinimum: 0 },
+        amount: { title: 'Monto', description: 'Monto', type: 'number', minimum: 0.000001 },
       },
       required: ['currency', 'amount'],
     })
@@ -335,6 +335,19 @@ describe('MCP server', () => {
     expect(text).toContain('USD +1234567890123.123457')
     const strings = await (await call('application/json; money=string', 2)).text()
     expect(strings).toContain('"amount":"1234567890123.123457"')
+
+    // Money sent as a JSON number literal is read without a binary float on the way, as every other route reads it.
+    const literal = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'x-api-key': w.c.key, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"compra-dolar-mep","arguments":{"side":"buy","quoteAmount":1234567890123.123457},"_meta":{"requested_by":{"contact_id":5,"phone":"+5491100000000"}}}}`,
+    })
+    expect(literal.status).toBe(200)
+    const bought = await literal.text()
+    expect(bought).toContain('USD +1234567890123.123457')
+    const boughtId = JSON.parse(bought).result.structuredContent.operation.id
+    const stored = await t.app.handle(new Request(`http://fos.test/api/operations/${boughtId}`, { headers: { 'x-api-key': w.c.key } }))
+    expect(await stored.text()).toContain('"amount":1234567890123.123457')
 
     // A tool's fixed money comes back as stored, every digit.
     const types = (await t.request('GET', '/api/operation-types', { key: w.c.key })).body.data as { id: number; kind: string }[]

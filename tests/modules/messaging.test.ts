@@ -419,6 +419,41 @@ describe('messaging tools: runs', () => {
     expect((await run(t, w.c.key, same.id, {})).body.code).toBe('CURRENCIES_MUST_DIFFER')
   })
 
+  test('repro: exchange legs come from the quote as stored, so they keep the stated rate; an amount that rounds to 0 is refused', async () => {
+    const t = await testApp()
+    const w = await world(t)
+    const ex = await tool(t, w, {
+      name: 'Cambio a cotización',
+      fixed_config: { toolKind: 'exchange', operationTypeId: w.types.exchange, localAccountId: w.caja.acc.ARS, quoteAccountId: w.caja.acc.USD },
+      parameter_schema: {
+        parameters: [
+          { key: 'quoteAmount', label: 'Dólares', type: 'amount', required: true },
+          { key: 'fx', label: 'Cotización', type: 'number', required: true },
+        ],
+      },
+    })
+    const cases: [string | number, string | number, number, number][] = [
+      // The probe's two: the quote is stored with six places, and the local leg follows it, not the unrounded quote.
+      ['0.0000006', 1_000_000, 0.000001, -1],
+      ['2.5000004', '1234.5', 2.5, -3086.25],
+      [2.5000004, 1234.5, 2.5, -3086.25],
+      ['0.0000015', '3', 0.000002, -0.000006],
+    ]
+    for (const [quoteAmount, fx, quote, local] of cases) {
+      const r = await run(t, w.c.key, ex.id, { parameters: { quoteAmount, fx } })
+      expect(r.status).toBe(201)
+      expect(legs(r.body.operation)).toEqual([
+        [w.caja.acc.USD, quote, 'USD'],
+        [w.caja.acc.ARS, local, 'ARS'],
+      ])
+    }
+    for (const [quoteAmount, fx] of [['0.0000004', 10], ['0.000001', '0.0000001']]) {
+      const r = await run(t, w.c.key, ex.id, { parameters: { quoteAmount, fx } })
+      expect([r.status, r.body.code]).toEqual([422, 'INVALID_PARAMETERS'])
+      expect(r.body.details).toEqual([expect.objectContaining({ field: 'quoteAmount', reason: 'invalid', message: expect.stringContaining('0.000001') })])
+    }
+  })
+
   test('budget: expense from the default caja, an explicit caja, or an external payer; income mirrors', async () => {
     const t = await testApp()
     const w = await world(t)

@@ -111,7 +111,7 @@ describe('metrics', () => {
 
   test('refusals are counted by limit: the per-credential rate limit and sign-ins, bad and throttled', async () => {
     // A per-credential budget small enough to run out of.
-    const t = await buildTestApp({ metrics: { token: TOKEN }, rateLimit: { perKey: 5, perIp: 0 } })
+    const t = await buildTestApp({ metrics: { token: TOKEN }, rateLimit: { perKey: 5, perIp: 0, perCompany: 0 } })
     const c = await t.newCompany()
     const before = await scrape(t)
     const statuses: number[] = []

@@ -92,7 +92,14 @@ pg('first run: setup link, page and POST /api/setup', () => {
     expect(again.body.code).toBe('NOT_FOUND')
     // Whatever the body: the route is as absent as its page.
     expect((await t.request('POST', '/api/setup', { body: { nonsense: true }, headers: ORIGIN })).status).toBe(404)
-    expect((await t.app.handle(new Request('http://fos.test/setup'))).status).toBe(404)
+    // An old or used link still opens a page, in Spanish, that says what to do instead.
+    const used = await t.app.handle(new Request('http://fos.test/setup'))
+    expect(used.status).toBe(404)
+    expect(used.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    const page = await used.text()
+    expect(page).toContain('<html lang="es-AR">')
+    expect(page).toContain('Este servicio ya está configurado')
+    expect(page).toContain('href="/manage"')
     expect(await newSetupLink(t.ctx.db, t.ctx.config.publicBaseUrl, t.ctx.clock())).toBeNull()
     expect(await count(t, 'setup_tokens')).toBe(0)
     expect(await count(t, 'companies')).toBe(1)

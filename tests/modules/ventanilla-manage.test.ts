@@ -214,7 +214,7 @@ describe('queue serving', () => {
 })
 
 describe('stats', () => {
-  test('rows carry the service name; format=csv answers the same rows as CSV', async () => {
+  test('rows carry the service name; format=csv answers the same rows as an es-AR spreadsheet reads them', async () => {
     const { c, a, b } = await branch()
     await take(c, a)
     await take(c, b)
@@ -224,14 +224,34 @@ describe('stats', () => {
     expect(json.body.data.map((r: { service_name: string }) => r.service_name)).toEqual(['Cambio', '=Pagos, varios'])
     const csv = await t.request('GET', '/api/ventanilla/stats?format=csv', { key: c.key })
     expect(csv.status).toBe(200)
-    expect(csv.headers.get('content-type')).toContain('text/csv')
-    const lines = (csv.body as string).split('\r\n')
-    expect(lines[0]).toBe('date,service_id,service_name,issued,served,no_show,avg_wait_s,p90_wait_s,avg_service_s')
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8')
+    // A byte order mark, so a spreadsheet reads UTF-8 (accents) rather than the system's code page (a decoder drops it).
+    const raw = await t.app.handle(new Request('http://fos.test/api/ventanilla/stats?format=csv', { headers: { 'x-api-key': c.key } }))
+    expect([...new Uint8Array(await raw.arrayBuffer()).slice(0, 3)]).toEqual([0xef, 0xbb, 0xbf])
+    const lines = (csv.body as string).replace(/^\ufeff/, '').split('\r\n')
+    expect(lines[0]).toBe('Fecha;N.º de servicio;Servicio;Emitidos;Atendidos;No se presentaron;Espera promedio (s);Espera p90 (s);Atención promedio (s)')
     const [r0, r1] = json.body.data
-    expect(lines[1]).toBe([r0.date, a, 'Cambio', 1, 0, 0, r0.avg_wait_s, r0.p90_wait_s, ''].join(','))
-    expect(lines[2]).toBe([r1.date, b, `"'=Pagos, varios"`, 1, 0, 0, '', '', ''].join(','))
+    const day = (iso: string) => iso.split('-').reverse().join('/')
+    expect(lines[1]).toBe([day(r0.date), a, 'Cambio', 1, 0, 0, r0.avg_wait_s, r0.p90_wait_s, ''].join(';'))
+    expect(lines[2]).toBe([day(r1.date), b, "'=Pagos, varios", 1, 0, 0, '', '', ''].join(';'))
     expect(lines[3]).toBe('')
     expect((await t.request('GET', '/api/ventanilla/stats?format=xml', { key: c.key })).status).toBe(400)
+  })
+
+  test('a transferred ticket is issued under the service it was taken for and served under the one that served it', async () => {
+    const { c, a, b } = await branch()
+    const ticket = (await take(c, a)).body.id as number
+    await t.request('POST', '/api/ventanilla/calls', { key: c.key, body: { desk: 'Caja 1', service_id: a } })
+    expect((await t.request('POST', `/api/ventanilla/tickets/${ticket}/transfer`, { key: c.key, body: { service_id: b } })).status).toBe(200)
+    await t.request('POST', '/api/ventanilla/calls', { key: c.key, body: { desk: 'Caja 2', service_id: b } })
+    expect((await t.request('POST', `/api/ventanilla/tickets/${ticket}/finish`, { key: c.key })).status).toBe(200)
+    const rows = (await t.request('GET', '/api/ventanilla/stats', { key: c.key })).body.data as { service_id: number; issued: number; served: number; avg_wait_s: number | null; avg_service_s: number | null }[]
+    const of = (id: number) => rows.find((r) => r.service_id === id)
+    expect(of(a)).toMatchObject({ issued: 1, served: 0, avg_service_s: null })
+    expect(of(a)!.avg_wait_s).not.toBeNull()
+    expect(of(b)).toMatchObject({ issued: 0, served: 1, avg_wait_s: null })
+    expect(of(b)!.avg_service_s).not.toBeNull()
+    expect(rows.reduce((n, r) => n + r.issued, 0)).toBe(1)
   })
 })
 

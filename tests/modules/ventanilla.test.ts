@@ -6,6 +6,7 @@ import { postgresTest, testApp, type Company, type TestApp } from '../helpers'
 import { startServer } from '../server'
 import { ventanillaHub } from '../../server/modules/ventanilla/hub'
 import { openStream } from '../sse'
+import { maskName } from '../../server/modules/ventanilla/service'
 
 const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms))
 
@@ -391,6 +392,28 @@ describe('ventanilla public snapshot', () => {
 
     await t.request('PUT', '/api/ventanilla/settings', { key: c.key, body: { ...SETTINGS, displayName: 'Sucursal Centro' } })
     expect((await publicSnapshot(token)).body.companyName).toBe('Sucursal Centro')
+  })
+
+  test('first_last_initial reads Spanish names: compound given names, particles, the first surname\'s initial', () => {
+    const cases: [string, string | null][] = [
+      ['Juan Pérez', 'Juan P.'],
+      ['Zoe', 'Zoe'],
+      ['  juan   pérez ', 'juan P.'],
+      // Three parts could be two given names and a surname or a name and two surnames: one given name is shown.
+      ['Juan Carlos Pérezlópez', 'Juan P.'],
+      ['Juan Pérez García', 'Juan G.'],
+      // Four or more: two given names and the first surname's initial; a particle belongs to the word after it.
+      ['María José González Fernández de la Torre', 'María José G.'],
+      ['Juan Carlos Pérez López', 'Juan Carlos P.'],
+      ['María de los Ángeles Pérez García', 'María de los Ángeles P.'],
+      ['Juan de la Torre', 'Juan T.'],
+      ['Ana María del Valle Ruiz', 'Ana María V.'],
+      ['Édgar Öztürk', 'Édgar Ö.'],
+      ['', null],
+    ]
+    expect(cases.map(([name]) => [name, maskName(name, 'first_last_initial')])).toEqual(cases)
+    expect(maskName('María José González', 'ticket')).toBeNull()
+    expect(maskName('María José González', 'full_name')).toBe('María José González')
   })
 
   for (const mode of ['full_name', 'first_last_initial', 'ticket'] as const) {

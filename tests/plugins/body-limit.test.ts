@@ -252,3 +252,106 @@ describe('content types: only what a route declares is parsed, the rest is 415 b
     }
   }, 120_000)
 })
+
+/** The probe's body: 120,000 short strings in an array, 729 KB, beside a sign-in's three fields. */
+const manyElements = () =>
+  JSON.stringify({ company_id: 1, email: 'a@b.c', password: 'xxxxxxxxxxxx', name: 'Muchos', type: 1, pad: Array.from({ length: 120_000 }, (_, i) => String(i % 1000)) })
+
+describe('parse cost: elements, and a small sign-in', () => {
+  test('repro: 729 KB holding 120,000 elements is refused before it is parsed: at once on sign-in (4 KiB), while it arrives elsewhere', async () => {
+    const t = await buildTestApp()
+    const c = await t.newCompany()
+    const body = manyElements()
+    expect(new TextEncoder().encode(body).length).toBeGreaterThan(700_000)
+    // Anonymous sign-in: its declared length alone is over the route's 4 KiB; nothing is read.
+    const pulled = counted(body)
+    const signIn = await t.app.handle(
+      new Request('http://fos.test/api/sessions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+        body: pulled.stream,
+        duplex: 'half',
+      } as RequestInit),
+    )
+    expect(signIn.status).toBe(413)
+    expect(await signIn.json()).toEqual({ error: expect.any(String), code: 'PAYLOAD_TOO_LARGE' })
+    expect(pulled.pulled()).toBe(0)
+    // A sign-in of the usual size still works as before (401 for a wrong password, not a size refusal).
+    const small = await t.request('POST', '/api/sessions', { body: { company_id: c.id, email: 'x@fos.test', password: 'x'.repeat(12) } })
+    expect(small.status).toBe(401)
+    // Authenticated, chunked: refused once the scan passes MAX_JSON_ELEMENTS, with most of it never read.
+    const scanned = counted(body)
+    const res = await t.app.handle(
+      new Request('http://fos.test/api/clients', {
+        method: 'POST',
+        headers: { 'x-api-key': c.key, 'content-type': 'application/json' },
+        body: scanned.stream,
+        duplex: 'half',
+      } as RequestInit),
+    )
+    expect(res.status).toBe(413)
+    expect(await res.json()).toEqual({
+      error: `JSON body holds more than ${t.ctx.config.maxJsonElements} elements (array items and object members)`,
+      code: 'PAYLOAD_TOO_LARGE',
+      details: [{ field: 'body', message: `more than ${t.ctx.config.maxJsonElements} elements` }],
+    })
+    expect(scanned.pulled()).toBeLessThan(body.length / 4)
+    const [{ n }] = await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from clients where company_id = ${c.id}`)
+    expect(n).toBe(0)
+  })
+
+  test('MAX_JSON_ELEMENTS bounds every JSON body; the batch routes have BATCH_MAX_JSON_ELEMENTS instead', async () => {
+    const { loadConfig } = await import('../../server/config')
+    expect([loadConfig({}).maxJsonElements, loadConfig({}).batchMaxJsonElements]).toEqual([10_000, 100_000])
+    expect(loadConfig({ MAX_JSON_ELEMENTS: '500', BATCH_MAX_JSON_ELEMENTS: '9000' })).toMatchObject({ maxJsonElements: 500, batchMaxJsonElements: 9000 })
+    const t = await buildTestApp({ maxJsonElements: 60, batchMaxJsonElements: 600 })
+    const c = await t.newCompany()
+    const client = (i: number) => ({ name: `C${i}`, type: 1, accounts: [{ currency_name: 'ARS' }, { currency_name: 'USD' }] })
+    // Twenty clients: about 160 elements, too many for a single write, within a batch's bound.
+    const batch = await t.request('POST', '/api/clients/batch', { key: c.key, body: { clients: Array.from({ length: 20 }, (_, i) => client(i)) } })
+    expect(batch.status).toBe(201)
+    expect(batch.body.data).toHaveLength(20)
+    const single = await t.request('POST', '/api/clients', { key: c.key, body: { ...client(99), accounts: Array.from({ length: 40 }, () => ({ currency_name: 'EUR' })) } })
+    expect([single.status, single.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE'])
+    const tooBig = await t.request('POST', '/api/clients/batch', { key: c.key, body: { clients: Array.from({ length: 80 }, (_, i) => client(i)) } })
+    expect([tooBig.status, tooBig.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE'])
+  })
+})
+
+describe('charset', () => {
+  const latin1 = (text: string) => Uint8Array.from(text, (ch) => ch.charCodeAt(0))
+  const post = (t: TestApp, key: string, bytes: Uint8Array<ArrayBuffer>, contentType: string) =>
+    t.request('POST', '/api/clients', { key, raw: bytes, headers: { 'content-type': contentType } })
+
+  test('repro: a body declared ISO-8859-1 is decoded as ISO-8859-1, not stored with U+FFFD', async () => {
+    const t = await buildTestApp()
+    const c = await t.newCompany()
+    const name = 'Peña Ñandú — ¿qué?'.replace('—', '-')
+    for (const contentType of ['application/json; charset=ISO-8859-1', 'application/json;charset="latin1"', 'application/json; charset=iso_8859-1']) {
+      const made = await post(t, c.key, latin1(JSON.stringify({ name, type: 1 })), contentType)
+      expect(made.status).toBe(201)
+      expect(made.body.name).toBe(name)
+      expect((await t.request('GET', `/api/clients/${made.body.id}`, { key: c.key })).body.name).toBe(name)
+    }
+    // UTF-8, declared or not, as before.
+    for (const contentType of ['application/json', 'application/json; charset=utf-8', 'application/json; charset=UTF8']) {
+      const made = await post(t, c.key, new TextEncoder().encode(JSON.stringify({ name, type: 1 })), contentType)
+      expect([made.status, made.body.name]).toEqual([201, name])
+    }
+  })
+
+  test('bytes that are not UTF-8 in a UTF-8 body are 400; any other charset is 415 before the body is read; nothing is written', async () => {
+    const t = await buildTestApp()
+    const c = await t.newCompany()
+    const bad = latin1(JSON.stringify({ name: 'Peña', type: 1 }))
+    const refused = await post(t, c.key, bad, 'application/json')
+    expect(refused.status).toBe(400)
+    expect(refused.body).toEqual({ error: 'The JSON body is not valid UTF-8', code: 'VALIDATION_ERROR', details: [{ field: 'body', message: 'not valid UTF-8' }] })
+    for (const charset of ['utf-16', 'windows-1252', 'shift_jis', '']) {
+      const r = await post(t, c.key, bad, `application/json; charset=${charset}`)
+      expect([r.status, r.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE'])
+    }
+    const [{ n }] = await t.ctx.database.rows<{ n: number }>(sql`select count(*)::int as n from clients where company_id = ${c.id}`)
+    expect(n).toBe(0)
+  })
+})

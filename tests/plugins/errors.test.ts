@@ -3,7 +3,7 @@ import { createServer } from 'node:net'
 import { Elysia } from 'elysia'
 import postgres from 'postgres'
 import { errors } from '../../server/plugins/errors'
-import { postgresTest } from '../helpers'
+import { postgresTest, testApp } from '../helpers'
 
 /** A loopback port nothing listens on: bound once, then closed. */
 async function closedPort(): Promise<number> {
@@ -55,5 +55,25 @@ describe('database failures that are not the caller’s fault', () => {
     const res = await appRunning(() => Promise.reject(failure)).handle(new Request('http://local/work'))
     expect(res.status).toBe(500)
     expect(logged.at(-1)).toMatchObject({ level: 'error', msg: 'unhandled' })
+  })
+})
+
+describe('validation answers name what is wrong with the body as sent', () => {
+  test('a field of the wrong type is one error at that field, not one per character of it; unknown fields stay ignored', async () => {
+    const t = await testApp()
+    const c = await t.newCompany({ ventanilla: true })
+    const rates = await t.request('PUT', '/api/ventanilla/rates', { key: c.key, body: { rates: 'USD', note: 'ignored' } })
+    expect([rates.status, rates.body.code]).toEqual([400, 'VALIDATION_ERROR'])
+    expect(rates.body.details).toEqual([{ field: 'rates', message: 'must be an array' }])
+    const number = await t.request('PUT', '/api/ventanilla/rates', { key: c.key, body: { rates: 7 } })
+    expect(number.body.details).toEqual([{ field: 'rates', message: 'must be an array' }])
+    // Any route, any depth.
+    const accounts = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Ana', type: 1, accounts: 'USD' } })
+    expect([accounts.status, accounts.body.details]).toEqual([400, [{ field: 'accounts', message: 'must be an array' }]])
+    const item = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Ana', type: 1, accounts: ['USD'] } })
+    expect([item.status, item.body.details]).toEqual([400, [{ field: 'accounts.0', message: 'must be an object' }]])
+    // What is really wrong inside a well-formed array is still named item by item.
+    const missing = await t.request('PUT', '/api/ventanilla/rates', { key: c.key, body: { rates: [{ currency: 'USD', buy: 1 }] } })
+    expect(missing.body.details).toEqual([{ field: 'rates.0.sell', message: 'required' }])
   })
 })

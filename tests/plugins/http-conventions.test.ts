@@ -18,6 +18,53 @@ describe('HTTP conventions', () => {
     expect(cached.status).toBe(304)
   })
 
+  test('over the wire, HEAD carries the GET\'s Content-Length or none, never 0 for a non-empty GET (RFC 9110 §9.3.2)', async () => {
+    const t = await testApp()
+    const c = await t.newCompany()
+    const client = await t.request('POST', '/api/clients', { key: c.key, body: { name: 'Ana', type: 1, accounts: [{ currency_name: 'USD' }] } })
+    const grant = await t.request('POST', `/api/clients/${client.body.id}/external-grants`, { key: c.key, body: {} })
+    const server = Bun.serve({ port: 0, fetch: (req) => t.app.handle(req) })
+    try {
+      const checked: string[] = []
+      for (const [path, headers] of [
+        ['/health', {}],
+        ['/openapi.json', {}],
+        ['/docs', {}],
+        ['/api/employees', { 'x-api-key': c.key }],
+        [`/api/external/clients/${client.body.id}/statement`, { authorization: `Bearer ${grant.body.token}` }],
+      ] as const) {
+        const url = `http://127.0.0.1:${server.port}${path}`
+        const get = await fetch(url, { headers })
+        const length = (await get.arrayBuffer()).byteLength
+        expect([path, get.status, length > 0]).toEqual([path, 200, true])
+        const head = await fetch(url, { method: 'HEAD', headers })
+        const declared = head.headers.get('content-length')
+        expect([path, head.status, declared === null || Number(declared) === length]).toEqual([path, 200, true])
+        // A 304 may state only the 200's length (RFC 9110 §8.6).
+        const tag = get.headers.get('etag')
+        if (tag) {
+          const cached = await fetch(url, { method: 'HEAD', headers: { ...headers, 'if-none-match': tag } })
+          const stated = cached.headers.get('content-length')
+          expect([path, cached.status, stated === null || Number(stated) === length]).toEqual([path, 304, true])
+        }
+        checked.push(path)
+      }
+      expect(checked).toHaveLength(5)
+    } finally {
+      server.stop(true)
+    }
+  })
+
+  test('/openapi.json is tagged and a matching If-None-Match is 304', async () => {
+    const t = await testApp()
+    const get = await send(t, 'GET', '/openapi.json')
+    const tag = get.headers.get('etag')
+    expect(tag).toMatch(/^"[\w-]+"$/)
+    const again = await send(t, 'GET', '/openapi.json', { 'if-none-match': tag! })
+    expect([again.status, await again.text()]).toEqual([304, ''])
+    expect(again.headers.get('content-security-policy')).toBe(get.headers.get('content-security-policy'))
+  })
+
   test('a known path with a method it does not take is 405 with Allow; OPTIONS lists them; an unknown path stays 404', async () => {
     const t = await testApp()
     const c = await t.newCompany()

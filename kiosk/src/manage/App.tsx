@@ -2,7 +2,8 @@ import { A, Navigate, Route, Router, useNavigate, type RouteSectionProps } from 
 import { createSignal, For, lazy, Match, onMount, Show, Switch, type Component } from 'solid-js'
 import { api, ApiFailure, explain, type Session } from './api'
 import { companyId, notice, rememberCompany, session, setNotice, setSession } from './session'
-import { SECTIONS } from './sections'
+import { GROUPS, SECTIONS } from './sections'
+import { WelcomeNotice } from './Welcome'
 import { linkFor } from '../company'
 import { Rates } from './Rates'
 import { Display } from './Display'
@@ -104,7 +105,8 @@ function Shell(props: RouteSectionProps) {
     setNotice(null)
     setSession(null)
   }
-  const allowed = () => SECTIONS.filter((s) => s.allowed())
+  // Each heading with the sections this employee may open; a heading with none is left out.
+  const groups = () => GROUPS.map((g) => ({ ...g, sections: g.sections.filter((s) => s.allowed()) })).filter((g) => g.sections.length)
   return (
     <Switch>
       <Match when={!checked()}>
@@ -125,15 +127,6 @@ function Shell(props: RouteSectionProps) {
               </a>
               <span class="brand">Administración</span>
               <CompanyBadge />
-              <nav aria-label="Secciones" data-testid="nav">
-                <For each={allowed()}>
-                  {(section) => (
-                    <A href={section.path} activeClass="active" end>
-                      {section.label}
-                    </A>
-                  )}
-                </For>
-              </nav>
               <div class="who">
                 <span class="muted">{s().employee.name}</span>
                 <button type="button" onClick={signOut} data-testid="sign-out">
@@ -141,7 +134,32 @@ function Shell(props: RouteSectionProps) {
                 </button>
               </div>
             </header>
+            <nav class="menu" aria-label="Secciones" data-testid="nav">
+              <div class="menu-inner">
+                <For each={groups()}>
+                  {(group, i) => (
+                    <div class="menu-group" role="group" aria-labelledby={`menu-${i()}`} data-testid="menu-group">
+                      <h2 class="menu-heading" id={`menu-${i()}`}>
+                        {group.label}
+                      </h2>
+                      <ul>
+                        <For each={group.sections}>
+                          {(section) => (
+                            <li>
+                              <A href={section.path} activeClass="active" end>
+                                {section.label}
+                              </A>
+                            </li>
+                          )}
+                        </For>
+                      </ul>
+                    </div>
+                  )}
+                </For>
+              </div>
+            </nav>
             <main id="contenido" class="content" tabindex="-1">
+              <WelcomeNotice />
               {props.children}
             </main>
           </div>

@@ -1,4 +1,5 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
+import { saveFile } from '../download'
 import { apiExact, money } from './api'
 import { AUDIT_ACTION_LABEL, describeChanges, type Page } from './ledger'
 import { session } from './session'
@@ -12,6 +13,7 @@ interface Entry {
   action: string
   actor: { name: string | null; email: string | null }
   channel: string | null
+  channel_detail: { dispenser?: { id: number; name: string } }
   timestamp: string
   changes: { field: string; before: unknown; after: unknown }[]
   seq: string | null
@@ -33,26 +35,60 @@ interface Digest {
   signature: string
 }
 
-const TABLES: [string, string][] = [
-  ['', 'Todas'],
-  ['operations', 'Operaciones'],
-  ['transactions', 'Movimientos'],
-  ['clients', 'Clientes'],
-  ['accounts', 'Cuentas'],
-  ['attachments', 'Adjuntos'],
-  ['employees', 'Personal'],
-  ['mesas', 'Mesas'],
-  ['till_sessions', 'Sesiones de caja'],
-]
+/** Every audited table in the words of the screens: one record, and the filter's plural. */
+const RECORDS: Record<string, [one: string, many: string]> = {
+  accounts: ['Cuenta', 'Cuentas'],
+  api_keys: ['Clave de API', 'Claves de API'],
+  client_tags: ['Etiqueta de cliente', 'Etiquetas de clientes'],
+  clients: ['Cliente', 'Clientes'],
+  companies: ['Empresa', 'Empresa'],
+  cost_center_budgets: ['Presupuesto', 'Presupuestos'],
+  cost_centers: ['Centro de costos', 'Centros de costos'],
+  employee_sessions: ['Sesión de empleado', 'Sesiones de empleados'],
+  employees: ['Empleado', 'Personal'],
+  events: ['Evento', 'Eventos'],
+  external_grants: ['Acceso externo', 'Accesos externos'],
+  mesa_accounts: ['Cuenta de mesa', 'Cuentas de mesas'],
+  mesa_lines: ['Línea de mesa', 'Líneas de mesas'],
+  mesas: ['Mesa', 'Mesas'],
+  messaging_drafts: ['Pedido por mensajería', 'Pedidos por mensajería'],
+  messaging_tools: ['Herramienta de mensajería', 'Herramientas de mensajería'],
+  operation_attachments: ['Adjunto', 'Adjuntos'],
+  operation_types: ['Tipo de operación', 'Tipos de operación'],
+  operations: ['Operación', 'Operaciones'],
+  sign_in_failures: ['Ingreso fallido', 'Ingresos fallidos'],
+  tags: ['Etiqueta', 'Etiquetas'],
+  till_sessions: ['Sesión de caja', 'Sesiones de caja'],
+  transaction_types: ['Tipo de movimiento', 'Tipos de movimiento'],
+  transactions: ['Movimiento', 'Movimientos'],
+  ventanilla_dispenser_tokens: ['Dispensador', 'Dispensadores'],
+  ventanilla_rates: ['Cotización', 'Cotizaciones'],
+  ventanilla_services: ['Servicio', 'Servicios'],
+  ventanilla_settings: ['Configuración de pantalla', 'Configuración de pantallas'],
+  ventanilla_tickets: ['Turno', 'Turnos'],
+  ventanilla_tokens: ['Enlace de pantalla', 'Enlaces de pantallas'],
+  webhook_attempts: ['Intento de webhook', 'Intentos de webhooks'],
+  webhook_deliveries: ['Entrega de webhook', 'Entregas de webhooks'],
+  webhook_endpoints: ['Webhook', 'Webhooks'],
+}
+const TABLES: [string, string][] = [['', 'Todas'], ...Object.entries(RECORDS).map(([table, [, many]]): [string, string] => [table, many]).sort(([, a], [, b]) => a.localeCompare(b, 'es'))]
+/** A table this screen does not know yet still reads as words. */
+const recordOf = (table: string) => RECORDS[table]?.[0] ?? table.replace(/_/g, ' ')
 const ACTIONS: [string, string][] = [['', 'Todas'], ...Object.entries(AUDIT_ACTION_LABEL)]
-const CHANNELS: [string, string][] = [
-  ['', 'Todos'],
-  ['messaging', 'Mensajería'],
-  ['twin', 'Gemelo de mensajería'],
-  ['cli', 'Consola del operador'],
-  ['setup', 'Configuración inicial'],
-]
-const ENTITY_LABEL: Record<string, string> = { ...Object.fromEntries(TABLES.slice(1)), transactions: 'Movimiento', operations: 'Operación', clients: 'Cliente', accounts: 'Cuenta', attachments: 'Adjunto', employees: 'Empleado', mesas: 'Mesa', till_sessions: 'Sesión de caja' }
+const CHANNEL_LABEL: Record<string, string> = {
+  messaging: 'Mensajería',
+  twin: 'Gemelo de mensajería',
+  cli: 'Consola del operador',
+  setup: 'Configuración inicial',
+  dispenser: 'Dispensador de turnos',
+}
+const CHANNELS: [string, string][] = [['', 'Todos'], ...Object.entries(CHANNEL_LABEL)]
+
+/** Who made a change: the employee, a dispenser by its name, else a key of the company. */
+const actorOf = (r: Entry) =>
+  r.channel === 'dispenser' && r.channel_detail.dispenser
+    ? `Dispensador «${r.channel_detail.dispenser.name}»`
+    : (r.actor.name ?? r.actor.email ?? 'una clave de la empresa')
 const REASON: Record<string, string> = {
   hash_mismatch: 'un registro fue modificado después de sellado',
   gap: 'falta un registro en la secuencia',
@@ -107,11 +143,7 @@ export function Audit() {
       }
       const key = await money<{ alg: string; public_key: string }>('GET', '/api/audit-logs/digest-key')
       const file = new Blob([JSON.stringify({ alg: key.alg, public_key: key.public_key, digests: all }, null, 2)], { type: 'application/json' })
-      const link = document.createElement('a')
-      link.href = URL.createObjectURL(file)
-      link.download = `auditoria-resumenes-firmados.json`
-      link.click()
-      setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+      saveFile('auditoria-resumenes-firmados.json', file)
       return all.length
         ? `Se descargaron ${all.length} resúmenes diarios firmados y la clave pública para comprobarlos.`
         : 'Todavía no hay resúmenes: se firma uno al terminar cada día. Se descargó la clave pública.'
@@ -216,10 +248,10 @@ export function Audit() {
                     <tr data-testid="audit-entry">
                       <td>{r.seq ?? '—'}</td>
                       <td>{when(r.timestamp)}</td>
-                      <td>{r.actor.name ?? r.actor.email ?? 'una clave de la empresa'}</td>
+                      <td>{actorOf(r)}</td>
                       <td>
-                        {AUDIT_ACTION_LABEL[r.action] ?? r.action} · {ENTITY_LABEL[r.entity] ?? r.entity} {r.entity_id}
-                        {r.channel ? ` · ${r.channel}` : ''}
+                        {AUDIT_ACTION_LABEL[r.action] ?? r.action} · {recordOf(r.entity)} {r.entity_id}
+                        {r.channel && r.channel !== 'dispenser' ? ` · ${CHANNEL_LABEL[r.channel] ?? r.channel}` : ''}
                       </td>
                       <td>
                         {describeChanges(r.changes)}

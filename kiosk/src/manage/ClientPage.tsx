@@ -1,9 +1,11 @@
 import { A, useNavigate, useParams } from '@solidjs/router'
 import Decimal from 'decimal.js'
+import { renderSVG } from 'uqr'
+import { saveFile } from '../download'
 import { createEffect, createSignal, For, on, onMount, Show, type JSX } from 'solid-js'
 import { ApiFailure, explain, money } from './api'
-import { accountProblems, balanceText, CURRENCIES, describeSave, FieldError, Flash, invalid, setFlash, TYPE_LABEL, type ClientRecord } from './Clients'
-import { copyText, createFill } from './fill'
+import { accountProblems, balanceText, CURRENCIES, describeSave, Flash, setFlash, TYPE_LABEL, type ClientRecord } from './Clients'
+import { CopyField, createFill, FieldError, invalid, TextField } from './forms'
 import type { Account } from './ledger'
 import { can } from './session'
 import { documentBody, DocumentFields, documentProblems, documentText, draftOf, isTaken, takenWords, type DocumentErrors } from './Document'
@@ -141,7 +143,7 @@ function Balances(props: { client: ClientRecord; onChanged: () => void }) {
     const code = currency().trim().toUpperCase()
     const body = { currency_name: code, ...(name().trim() && { name: name().trim() }) }
     void action.run(async () => {
-      await money<Account>('POST', `/api/clients/${props.client.id}/accounts`, body, fill.keyFor(body))
+      await money<Account>('POST', `/api/clients/${props.client.id}/accounts`, body, fill.headers(body))
       fill.done()
       setCurrency('')
       setName('')
@@ -246,35 +248,17 @@ function EditClient(props: { client: ClientRecord; onSaved: (c: ClientRecord) =>
   return (
     <Card title="Datos" id="edit-title" testid="client-edit">
       <form class="stack" onSubmit={save} novalidate>
-        <label>
-          Nombre
-          <input
-            name="name"
-            maxlength="200"
-            value={name()}
-            {...invalid('edit-name', errors().name)}
-            onInput={(e) => {
-              setName(e.currentTarget.value)
-              setErrors({ ...errors(), name: undefined })
-            }}
-          />
-          <FieldError id="edit-name" text={errors().name} />
-        </label>
-        <label>
-          Descripción
-          <textarea
-            name="description"
-            rows="2"
-            maxlength="2000"
-            value={description()}
-            {...invalid('edit-description', errors().description)}
-            onInput={(e) => {
-              setDescription(e.currentTarget.value)
-              setErrors({ ...errors(), description: undefined })
-            }}
-          />
-          <FieldError id="edit-description" text={errors().description} />
-        </label>
+        <TextField label="Nombre" name="name" id="edit-name" maxlength={200} value={name()} error={errors().name} onInput={(v) => (setName(v), setErrors({ ...errors(), name: undefined }))} />
+        <TextField
+          label="Descripción"
+          name="description"
+          id="edit-description"
+          rows={2}
+          maxlength={2000}
+          value={description()}
+          error={errors().description}
+          onInput={(v) => (setDescription(v), setErrors({ ...errors(), description: undefined }))}
+        />
         <fieldset class="row">
           <legend>Tipo</legend>
           <label class="choice">
@@ -399,18 +383,6 @@ function DeleteClient(props: { client: ClientRecord; onDeleted: (name: string) =
 
 // ───────────────────────────── statement and external access ─────────────────────────────
 
-/** A file handed to the browser's downloads from text already in memory. */
-function saveFile(name: string, type: string, content: Blob) {
-  const url = URL.createObjectURL(new Blob([content], { type }))
-  const a = document.createElement('a')
-  a.href = url
-  a.download = name
-  document.body.append(a)
-  a.click()
-  a.remove()
-  setTimeout(() => URL.revokeObjectURL(url), 10_000)
-}
-
 function describeExport(e: unknown): string {
   if (e instanceof ApiFailure) {
     if (e.status === 400) return 'Revise las fechas: «desde» no puede ser posterior a «hasta», y cada una es un día válido.'
@@ -443,7 +415,7 @@ function Statement(props: { client: ClientRecord }) {
         throw new ApiFailure(res.status, body?.code ?? 'INTERNAL_ERROR', body?.error ?? `HTTP ${res.status}`)
       }
       // The file keeps the server's text as it came: every digit of every amount.
-      saveFile(`estado-de-cuenta-${props.client.id}.${format}`, format === 'csv' ? 'text/csv' : 'application/json', await res.blob())
+      saveFile(`estado-de-cuenta-${props.client.id}.${format}`, await res.blob())
       return `Estado de cuenta descargado (${format.toUpperCase()}).`
     })
   }
@@ -480,25 +452,6 @@ interface Grant {
   expires_at: string
 }
 
-function CopyField(props: { label: string; value: string; testid: string }) {
-  let field: HTMLInputElement | undefined
-  const [copied, setCopied] = createSignal<boolean | null>(null)
-  return (
-    <div class="copy-field">
-      <label>
-        {props.label}
-        <input ref={field} readonly value={props.value} data-testid={props.testid} onFocus={(e) => e.currentTarget.select()} />
-      </label>
-      <button type="button" onClick={async () => setCopied(await copyText(props.value, field))} data-testid={`${props.testid}-copy`}>
-        Copiar
-      </button>
-      <span class="small muted copied" role="status">
-        {copied() === true ? 'Copiado.' : copied() === false ? 'Quedó seleccionado: cópielo con Ctrl+C.' : ''}
-      </span>
-    </div>
-  )
-}
-
 function describeGrant(e: unknown): string {
   if (e instanceof ApiFailure && e.code === 'NOT_FOUND') return 'Ese acceso no existe, es de otro cliente o ya estaba revocado.'
   return explain(e)
@@ -511,7 +464,9 @@ function Grants(props: { client: ClientRecord }) {
   const [revokeId, setRevokeId] = createSignal('')
   const [revokeError, setRevokeError] = createSignal<string | null>(null)
   const action = createAction(describeGrant)
-  const link = () => `${location.origin}/api/external/clients/${props.client.id}/statement?format=csv`
+  /** The page the customer opens (`/estado-de-cuenta/<id>`), the key after «#»: browsers never send that part. */
+  const page = (g: Grant) => `${location.origin}/estado-de-cuenta/${props.client.id}#${g.token}`
+  const api = () => `${location.origin}/api/external/clients/${props.client.id}/statement?format=csv`
   const give = (e: Event) => {
     e.preventDefault()
     const n = Number(days())
@@ -541,8 +496,8 @@ function Grants(props: { client: ClientRecord }) {
   return (
     <Card title="Acceso externo al estado de cuenta" id="grants-title" testid="client-grants">
       <p class="muted small">
-        Una clave para que {props.client.name} (o su contador, o su sistema) consulte su propio estado de cuenta, y nada más. Se muestra una sola vez; se puede revocar en
-        cualquier momento.
+        Un enlace para que {props.client.name} (o su contador, o su sistema) consulte su propio estado de cuenta, y nada más. Se muestra una sola vez; se puede revocar
+        en cualquier momento.
       </p>
       <form class="inline fields" onSubmit={give} novalidate>
         <label>
@@ -568,11 +523,23 @@ function Grants(props: { client: ClientRecord }) {
         {(g) => (
           <div class="new-grant" role="region" aria-label={`Acceso n.º ${g.id}`} data-testid="grant" data-id={g.id}>
             <p>
-              <strong>Acceso n.º {g.id}</strong>, vence el {when(g.expires_at)}. La clave se muestra <strong>solo ahora</strong>: cópiela y entréguela.
+              <strong>Acceso n.º {g.id}</strong>, vence el {when(g.expires_at)}. El enlace lleva la clave y se muestra <strong>solo ahora</strong>: cópielo y
+              envíeselo al cliente, o que escanee el código con el teléfono. Con él ve sus cuentas, sus movimientos y descarga el CSV, sin usuario ni contraseña.
             </p>
-            <CopyField label="Enlace del estado de cuenta" value={link()} testid="grant-link" />
-            <CopyField label="Clave de acceso (va en el encabezado Authorization: Bearer)" value={g.token} testid="grant-token" />
-            <CopyField label="Orden lista para usar" value={`curl -H "Authorization: Bearer ${g.token}" "${link()}"`} testid="grant-command" />
+            <div class="grant-link">
+              <div class="qr" role="img" aria-label={`Código QR del enlace del acceso n.º ${g.id}`} innerHTML={renderSVG(page(g), { border: 2 })} />
+              <div class="stack">
+                <CopyField label="Enlace del estado de cuenta para el cliente" value={page(g)} testid="grant-link" />
+                <a href={page(g)} target="_blank" rel="noopener noreferrer" data-testid="grant-open">
+                  Abrir el estado de cuenta (pestaña nueva)
+                </a>
+              </div>
+            </div>
+            <details class="grant-api">
+              <summary>Para un sistema: la clave y la dirección de la API</summary>
+              <CopyField label="Clave de acceso (va en el encabezado Authorization: Bearer)" value={g.token} testid="grant-token" />
+              <CopyField label="Orden lista para usar" value={`curl -H "Authorization: Bearer ${g.token}" "${api()}"`} testid="grant-command" />
+            </details>
             <div class="row">
               <button type="button" class="danger" disabled={action.busy()} onClick={() => void revoke(g.id)} data-testid="grant-revoke">
                 Revocar este acceso

@@ -3,7 +3,7 @@ import { createEffect, createSignal, For, on, onCleanup, onMount, Show } from 's
 import { createStore, produce } from 'solid-js/store'
 import { ApiFailure, explain, money } from './api'
 import { formatArs } from './decimal'
-import { createFill } from './fill'
+import { createFill, FieldError, invalid, TextField } from './forms'
 import type { Account } from './ledger'
 import { can, sessionEnded } from './session'
 import { documentBody, DocumentFields, documentProblems, documentText, emptyDocument, isTaken, takenWords, type ClientDocument, type DocumentErrors } from './Document'
@@ -42,19 +42,6 @@ export const [flash, setFlash] = createSignal<string | null>(null)
 
 export const balanceText = (a: Account) => `${a.currency_name} ${formatArs(a.balance)}`
 
-export function FieldError(props: { id: string; text?: string | null }) {
-  return (
-    <Show when={props.text}>
-      <span class="field-error" id={props.id} role="alert" data-testid={`error-${props.id}`}>
-        {props.text}
-      </span>
-    </Show>
-  )
-}
-
-/** Props that tie a field to its message for screen readers and mark it invalid. */
-export const invalid = (id: string, text: string | null | undefined) => ({ 'aria-invalid': text ? ('true' as const) : undefined, 'aria-describedby': text ? id : undefined })
-
 /** Shows the carried message once: it is taken when shown, so a later visit does not repeat it. */
 export function Flash() {
   const text = flash()
@@ -84,7 +71,7 @@ export function Clients() {
       setLoading(true)
       const q = new URLSearchParams({ page: String(p), pageSize: String(PAGE_SIZE) })
       if (t) q.set('type', t)
-      if (s.trim()) q.set('description', s.trim())
+      if (s.trim()) q.set('search', s.trim())
       if (d.trim()) q.set('document', d.trim())
       money<ClientList>('GET', `/api/clients?${q}`)
         .then((body) => {
@@ -127,8 +114,8 @@ export function Clients() {
           setParams(typedFilters())
         }}>
           <label>
-            Buscar en la descripción
-            <input name="buscar" type="search" maxlength="200" value={text()} onInput={(e) => typed(setText, e.currentTarget.value)} placeholder="por ejemplo: mayorista" />
+            Buscar por nombre o descripción
+            <input name="buscar" type="search" maxlength="200" value={text()} onInput={(e) => typed(setText, e.currentTarget.value)} placeholder="por ejemplo: Gómez o mayorista" />
           </label>
           <label>
             Documento (número exacto)
@@ -327,7 +314,7 @@ export function ClientNew() {
       ...(chosen().length && { tag_ids: chosen() }),
     }
     void action.run(async () => {
-      const made = await money<ClientRecord>('POST', '/api/clients', body, fill.keyFor(body)).catch(async (e) => {
+      const made = await money<ClientRecord>('POST', '/api/clients', body, fill.headers(body)).catch(async (e) => {
         if (isTaken(e)) setDocErrors({ number: await takenWords(doc()) })
         throw e
       })
@@ -362,37 +349,27 @@ export function ClientNew() {
           </label>
         </fieldset>
         <div class="pair">
-          <label>
-            Nombre
-            <input
-              ref={nameField}
-              name="name"
-              maxlength="200"
-              autocomplete="off"
-              value={name()}
-              {...invalid('client-name', errors().name)}
-              onInput={(e) => {
-                setName(e.currentTarget.value)
-                setErrors({ ...errors(), name: undefined })
-              }}
-            />
-            <FieldError id="client-name" text={errors().name} />
-          </label>
-          <label>
-            Descripción (opcional; es lo que busca el listado)
-            <input
-              name="description"
-              maxlength="2000"
-              autocomplete="off"
-              value={description()}
-              {...invalid('client-description', errors().description)}
-              onInput={(e) => {
-                setDescription(e.currentTarget.value)
-                setErrors({ ...errors(), description: undefined })
-              }}
-            />
-            <FieldError id="client-description" text={errors().description} />
-          </label>
+          <TextField
+            ref={(el) => (nameField = el)}
+            label="Nombre"
+            name="name"
+            id="client-name"
+            maxlength={200}
+            autocomplete="off"
+            value={name()}
+            error={errors().name}
+            onInput={(v) => (setName(v), setErrors({ ...errors(), name: undefined }))}
+          />
+          <TextField
+            label="Descripción (opcional; el listado la busca junto con el nombre)"
+            name="description"
+            id="client-description"
+            maxlength={2000}
+            autocomplete="off"
+            value={description()}
+            error={errors().description}
+            onInput={(v) => (setDescription(v), setErrors({ ...errors(), description: undefined }))}
+          />
         </div>
         <DocumentFields
           id="client-document"

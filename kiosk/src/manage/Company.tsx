@@ -4,7 +4,7 @@ import { linkFor } from '../company'
 import { knownZone } from '../setup/check'
 import { ApiFailure, explain, money } from './api'
 import { formatArs, parseArs } from './decimal'
-import { copyText } from './fill'
+import { CopyField, FieldError, invalid } from './forms'
 import { companyId, rememberCompany, session } from './session'
 import { createAction, NoteLine } from './ui'
 import './records.css'
@@ -145,25 +145,6 @@ function changes(saved: CompanyProfile, f: Fields, tolerance: string): Record<st
 const describe = (e: unknown) =>
   e instanceof ApiFailure && e.code === 'FORBIDDEN' ? 'Solo el dueño de la cuenta puede cambiar los datos de la empresa.' : explain(e)
 
-function ShareLink(props: { label: string; url: string; testid: string }) {
-  let field: HTMLInputElement | undefined
-  const [copied, setCopied] = createSignal<boolean | null>(null)
-  return (
-    <div class="copy-field">
-      <label>
-        {props.label}
-        <input ref={field} readonly value={props.url} data-testid={props.testid} onFocus={(e) => e.currentTarget.select()} />
-      </label>
-      <button type="button" onClick={async () => setCopied(await copyText(props.url, field))}>
-        Copiar
-      </button>
-      <span class="small muted copied" role="status">
-        {copied() === true ? 'Copiado.' : copied() === false ? 'Quedó seleccionado: cópielo con Ctrl+C.' : ''}
-      </span>
-    </div>
-  )
-}
-
 export function Company() {
   const [fields, setFields] = createSignal<Fields | null>(null)
   const [problems, setProblems] = createSignal<Problems>({})
@@ -215,16 +196,11 @@ export function Company() {
         name={k}
         value={fields()![k]}
         readonly={!isOwner()}
-        aria-invalid={problems()[k] ? 'true' : undefined}
-        aria-describedby={problems()[k] ? `company-${k}-error` : undefined}
+        {...invalid(`company-${k}-error`, problems()[k])}
         onInput={(e) => set(k, e.currentTarget.value)}
         {...extra}
       />
-      <Show when={problems()[k]}>
-        <span class="field-error" id={`company-${k}-error`} role="alert" data-testid={`error-company-${k}`}>
-          {problems()[k]}
-        </span>
-      </Show>
+      <FieldError id={`company-${k}-error`} testid={`error-company-${k}`} text={problems()[k]} />
     </label>
   )
 
@@ -238,8 +214,8 @@ export function Company() {
             Número de empresa: <span data-testid="company-section-number">{profile()!.id}</span>
           </h2>
           <p class="muted small">Es el número que piden el panel de gestión y la consola de atención al ingresar. Los enlaces de abajo ya lo llevan.</p>
-          <ShareLink label="Panel de gestión (dueños y gerentes)" url={linkFor('/manage', profile()!.id)} testid="manage-link" />
-          <ShareLink label="Consola de atención (personal de ventanilla)" url={linkFor('/staff', profile()!.id)} testid="staff-link" />
+          <CopyField label="Panel de gestión (dueños y gerentes)" value={linkFor('/manage', profile()!.id)} testid="manage-link" />
+          <CopyField label="Consola de atención (personal de ventanilla)" value={linkFor('/staff', profile()!.id)} testid="staff-link" />
         </section>
         <form class="sub stack" onSubmit={submit} novalidate aria-labelledby="profile-title" data-testid="company-form">
           <h2 id="profile-title">Datos de la empresa</h2>

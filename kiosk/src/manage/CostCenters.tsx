@@ -4,7 +4,7 @@ import { createStore } from 'solid-js/store'
 import { ApiFailure, explain, money } from './api'
 import { formatArs, parseArs } from './decimal'
 import { clearsError, createFill, FieldError } from './forms'
-import { allClients, today, type Client } from './ledger'
+import { allCajas, today, type Client } from './ledger'
 import { cajaAccounts, ClientPicker, currenciesOf } from './pickers'
 import { can } from './session'
 import { createAction, NoteLine } from './ui'
@@ -81,7 +81,7 @@ export function CostCenters() {
     // A slot with neither budget nor spending (the default currency of a new center) says nothing worth a line.
     if (home) setMonth(home.costCenters.filter((f) => !new Decimal(f.budget).isZero() || !new Decimal(f.spent).isZero()))
   }
-  onMount(() => load.run(async () => void (await Promise.all([refresh(), can('clients.view') ? allClients(0).then(setCajas) : null]))))
+  onMount(() => load.run(async () => void (await Promise.all([refresh(), can('clients.view') ? allCajas().then(setCajas) : null]))))
   const edit = () => can('cost_centers.edit')
   const accounts = createMemo(() => new Map(cajaAccounts(cajas()).map((a) => [a.id, a.label])))
   const [y, m] = today().split('-').map(Number)

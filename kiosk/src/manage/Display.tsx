@@ -2,6 +2,7 @@ import { createSignal, For, onCleanup, onMount, Show } from 'solid-js'
 import { createStore, unwrap } from 'solid-js/store'
 import { api, apiExact } from './api'
 import { formatArs } from './decimal'
+import { session } from './session'
 import { createAction, NoteLine } from './ui'
 
 type Privacy = 'full_name' | 'first_last_initial' | 'ticket'
@@ -80,7 +81,7 @@ function Preview(props: { settings: Settings; rates: { currency: string; buy: st
         <div class="tv-top">
           <Show when={logo()}>{(src) => <img src={src()} alt="" />}</Show>
           <span class="tv-name" data-testid="preview-name">
-            {props.settings.displayName?.trim() || 'Nombre de la empresa'}
+            {props.settings.displayName?.trim() || session()?.company.name || 'Nombre de la empresa'}
           </span>
           <span class="tv-clock">{clock()}</span>
         </div>
@@ -91,9 +92,10 @@ function Preview(props: { settings: Settings; rates: { currency: string; buy: st
             <Show when={masked(props.settings.privacyMode)}>{(n) => <span class="tv-person">{n()}</span>}</Show>
             <span class="tv-desk">→ Caja 1</span>
           </div>
-          <table class="tv-rates">
+          {/* Every currency, as the TV shows them all: a long board in smaller type. */}
+          <table class="tv-rates" classList={{ many: props.rates.length > 6 }}>
             <tbody>
-              <For each={props.rates.slice(0, 6)} fallback={<tr><td>Sin cotizaciones</td></tr>}>
+              <For each={props.rates} fallback={<tr><td>Sin cotizaciones</td></tr>}>
                 {(r) => (
                   <tr>
                     <td>{r.currency}</td>
@@ -193,7 +195,13 @@ export function Display() {
         <form class="stack" onSubmit={save} aria-busy={!loaded()}>
           <label>
             Nombre en pantalla (vacío: el nombre de la empresa)
-            <input name="displayName" maxlength="200" value={form.displayName ?? ''} onInput={(e) => setForm('displayName', e.currentTarget.value)} />
+            <input
+              name="displayName"
+              maxlength="200"
+              value={form.displayName ?? ''}
+              placeholder={session()?.company.name}
+              onInput={(e) => setForm('displayName', e.currentTarget.value)}
+            />
           </label>
           <label>
             Logo (dirección https://)

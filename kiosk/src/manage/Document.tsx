@@ -1,5 +1,6 @@
 import { For, Show } from 'solid-js'
 import { ApiFailure, money } from './api'
+import { FieldError, invalid } from './forms'
 
 /** A client's identity document as the API answers it (contract §19): the number stored without dots or dashes. */
 export interface ClientDocument {
@@ -69,14 +70,8 @@ export const isTaken = (e: unknown) => e instanceof ApiFailure && e.code === 'DO
 
 export function DocumentFields(props: { id: string; draft: DocumentDraft; errors: DocumentErrors; onChange: (d: DocumentDraft) => void }) {
   const set = (k: keyof DocumentDraft, v: string) => props.onChange({ ...props.draft, [k]: v })
-  const err = (k: keyof DocumentErrors) => (
-    <Show when={props.errors[k]}>
-      <span class="field-error" id={`${props.id}-${k}`} role="alert" data-testid={`error-${props.id}-${k}`}>
-        {props.errors[k]}
-      </span>
-    </Show>
-  )
-  const invalid = (k: keyof DocumentErrors) => ({ 'aria-invalid': props.errors[k] ? ('true' as const) : undefined, 'aria-describedby': props.errors[k] ? `${props.id}-${k}` : undefined })
+  const err = (k: keyof DocumentErrors) => <FieldError id={`${props.id}-${k}`} text={props.errors[k]} />
+  const invalidField = (k: keyof DocumentErrors) => invalid(`${props.id}-${k}`, props.errors[k])
   return (
     <fieldset class="document">
       <legend>Documento</legend>
@@ -91,12 +86,12 @@ export function DocumentFields(props: { id: string; draft: DocumentDraft; errors
         <Show when={props.draft.type}>
           <label>
             Número
-            <input name="document-number" maxlength="60" autocomplete="off" value={props.draft.number} {...invalid('number')} onInput={(e) => set('number', e.currentTarget.value)} />
+            <input name="document-number" maxlength="60" autocomplete="off" value={props.draft.number} {...invalidField('number')} onInput={(e) => set('number', e.currentTarget.value)} />
             {err('number')}
           </label>
           <label>
             País
-            <input name="document-country" class="code" maxlength="2" value={props.draft.country} {...invalid('country')} onInput={(e) => set('country', e.currentTarget.value)} />
+            <input name="document-country" class="code" maxlength="2" value={props.draft.country} {...invalidField('country')} onInput={(e) => set('country', e.currentTarget.value)} />
             {err('country')}
           </label>
         </Show>

@@ -5,7 +5,7 @@ import { createStore } from 'solid-js/store'
 import { ApiFailure, explain, money } from './api'
 import { formatArs, parseArs } from './decimal'
 import { clearsError, Confirm, createFill, FieldError } from './forms'
-import { allClients, type Client } from './ledger'
+import { allCajas, type Client } from './ledger'
 import { cajaAccounts, currenciesOf } from './pickers'
 import { can } from './session'
 import { createAction, NoteLine, when } from './ui'
@@ -122,7 +122,7 @@ export function Mesas() {
   // The form needs the cajas to offer currencies and accounts: the section shows once both lists are in.
   onMount(() =>
     load.run(async () => {
-      await Promise.all([refresh(), can('clients.view') ? allClients(0).then(setCajas) : null])
+      await Promise.all([refresh(), can('clients.view') ? allCajas().then(setCajas) : null])
       setReady(true)
     }),
   )

@@ -87,19 +87,22 @@ export function Monitor() {
                     <h3 id={`mq-${s.service_id}`}>
                       <span class="prefix">{s.prefix}</span> {s.name} <span class="count" data-testid="monitor-count">{s.waiting.length} en espera</span>
                     </h3>
-                    <ol>
-                      <For each={s.waiting} fallback={<li class="muted">Nadie espera</li>}>
-                        {(w) => (
-                          <li data-testid="monitor-ticket">
-                            <strong>{w.number}</strong> {w.customer_name ?? ''}
-                            <Show when={w.priority}>
-                              <span class="mark">Prioridad</span>
-                            </Show>
-                            <span class="muted"> {elapsed(now() - Date.parse(w.created_at))}</span>
-                          </li>
-                        )}
-                      </For>
-                    </ol>
+                    {/* Outside the numbered list: an empty line would read "1. Nadie espera". */}
+                    <Show when={s.waiting.length} fallback={<p class="muted">Nadie espera</p>}>
+                      <ol>
+                        <For each={s.waiting}>
+                          {(w) => (
+                            <li data-testid="monitor-ticket">
+                              <strong>{w.number}</strong> {w.customer_name ?? ''}
+                              <Show when={w.priority}>
+                                <span class="mark">Prioridad</span>
+                              </Show>
+                              <span class="muted"> {elapsed(now() - Date.parse(w.created_at))}</span>
+                            </li>
+                          )}
+                        </For>
+                      </ol>
+                    </Show>
                   </section>
                 )}
               </For>

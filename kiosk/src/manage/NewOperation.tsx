@@ -4,7 +4,9 @@ import { createMemo, createSignal, For, onMount, Show } from 'solid-js'
 import { createStore, produce } from 'solid-js/store'
 import { api, ApiFailure, explain, money, type Session } from './api'
 import { formatArs, parseArs, type Parsed } from './decimal'
-import { allClients, type Client, type Operation, type OperationType } from './ledger'
+import { createFill, FieldError } from './forms'
+import { allCajas, type Client, type Operation, type OperationType } from './ledger'
+import { accountLabel, ClientPicker } from './pickers'
 import { can, companyId, session, setSession } from './session'
 import { NoteLine, type Note } from './ui'
 
@@ -44,18 +46,16 @@ function parseSigned(input: string): Parsed {
   return fits(negative ? `-${parsed.value}` : parsed.value)
 }
 
-const newKey = () => crypto.randomUUID()
-
 /**
  * Sends one operation with the fill's Idempotency-Key, so a double click or a retry after a network failure makes
  * one operation (contract §1). A 401 does not end the session here: the form keeps its data, asks for the password
- * and sends again with the same key.
+ * and sends the same body again, which the fill gives the same key.
  */
 function createSender(onCreated: (op: Operation) => void) {
   const [busy, setBusy] = createSignal(false)
   const [note, setNote] = createSignal<Note | null>(null)
   const [expired, setExpired] = createSignal(false)
-  let key = newKey()
+  const fill = createFill()
   let pending: unknown = null
   const send = async (body: unknown) => {
     if (busy()) return
@@ -63,8 +63,8 @@ function createSender(onCreated: (op: Operation) => void) {
     setBusy(true)
     setNote(null)
     try {
-      const op = await money<Operation>('POST', '/api/operations', body, { 'idempotency-key': key })
-      key = newKey()
+      const op = await money<Operation>('POST', '/api/operations', body, fill.headers(body))
+      fill.done()
       pending = null
       onCreated(op)
       setNote({ kind: 'info', text: `Operación ${op.id} registrada (pendiente de aprobación salvo que se indique otra cosa).` })
@@ -75,19 +75,12 @@ function createSender(onCreated: (op: Operation) => void) {
       setBusy(false)
     }
   }
-  /** After signing in again: the same body with the same key. */
+  /** After signing in again: the same body, so the same key. */
   const resume = async () => {
     setExpired(false)
     if (pending !== null) await send(pending)
   }
-  /** A changed form is a new fill: a new key, or the server would answer 409 IDEMPOTENCY_KEY_REUSED. */
-  const changed = () => {
-    if (!busy() && pending !== null) {
-      key = newKey()
-      pending = null
-    }
-  }
-  return { busy, note, setNote, expired, send, resume, changed }
+  return { busy, note, setNote, expired, send, resume }
 }
 
 function describe(e: unknown): string {
@@ -142,27 +135,26 @@ function SignInAgain(props: { onDone: () => void }) {
 }
 
 export function NewOperation() {
-  const [clients, setClients] = createSignal<Client[]>([])
+  const [boxes, setBoxes] = createSignal<Client[]>([])
   const [types, setTypes] = createSignal<OperationType[]>([])
   const [txTypes, setTxTypes] = createSignal<TransactionType[]>([])
   const [loadNote, setLoadNote] = createSignal<Note | null>(null)
   const [created, setCreated] = createSignal<Operation | null>(null)
+  // Every caja (a branch has a few); customers are picked by a search, never read whole.
   onMount(async () => {
     try {
       const [c, t, tt] = await Promise.all([
-        can('clients.view') ? allClients() : Promise.resolve([]),
+        can('clients.view') ? allCajas() : Promise.resolve([]),
         money<{ data: OperationType[] }>('GET', '/api/operation-types').then((b) => b.data),
         money<{ data: TransactionType[] }>('GET', '/api/transaction-types').then((b) => b.data),
       ])
-      setClients(c)
+      setBoxes(c)
       setTypes(t)
       setTxTypes(tt)
     } catch (e) {
       setLoadNote({ kind: 'error', text: explain(e) })
     }
   })
-  const boxes = createMemo(() => clients().filter((c) => c.type === 0))
-  const accounts = createMemo(() => clients().flatMap((c) => c.accounts.map((a) => ({ ...a, label: `${c.name} · ${a.name || a.currency_name} (${a.currency_name})` }))))
   return (
     <section class="panel" data-testid="new-operation-section">
       <h1>Nueva operación</h1>
@@ -175,14 +167,14 @@ export function NewOperation() {
             </p>
           )}
         </Show>
-        <Exchange boxes={boxes()} clients={clients()} types={types()} txTypes={txTypes()} onCreated={setCreated} />
-        <Generic accounts={accounts()} clients={clients()} types={types()} onCreated={setCreated} />
+        <Exchange boxes={boxes()} types={types()} txTypes={txTypes()} onCreated={setCreated} />
+        <Generic boxes={boxes()} types={types()} onCreated={setCreated} />
       </Show>
     </section>
   )
 }
 
-function Exchange(props: { boxes: Client[]; clients: Client[]; types: OperationType[]; txTypes: TransactionType[]; onCreated: (op: Operation) => void }) {
+function Exchange(props: { boxes: Client[]; types: OperationType[]; txTypes: TransactionType[]; onCreated: (op: Operation) => void }) {
   const sender = createSender(props.onCreated)
   const [side, setSide] = createSignal<'buy' | 'sell'>('buy')
   const [boxId, setBoxId] = createSignal('')
@@ -192,12 +184,11 @@ function Exchange(props: { boxes: Client[]; clients: Client[]; types: OperationT
   const [commission, setCommission] = createSignal('')
   const [commissionType, setCommissionType] = createSignal('')
   const [typeId, setTypeId] = createSignal('')
-  const [clientId, setClientId] = createSignal('')
+  const [clientId, setClientId] = createSignal<number | null>(null)
   const [errors, setErrors] = createStore<Record<string, string>>({})
-  /** Any edit is a new fill, and takes away the message of the field it fixes. */
+  /** An edit takes away the message of the field it fixes (a changed body is a new fill by itself). */
   const touch = <T,>(set: (v: T) => void, field?: string) => (v: T) => {
     set(v)
-    sender.changed()
     if (field && errors[field]) setErrors(field, undefined!)
     if (sender.note()?.kind === 'error') sender.setNote(null)
   }
@@ -259,16 +250,10 @@ function Exchange(props: { boxes: Client[]; clients: Client[]; types: OperationT
     ]
     // The customer pays the commission in pesos into the same caja.
     if (fee?.ok) transactions.push({ account_id: ars!.id, amount: fee.value, transaction_type_id: Number(commissionType() || commissionTypes()[0].id), description: 'Comisión' })
-    void sender.send({ operation_type_id: Number(opType), client_id: clientId() ? Number(clientId()) : null, transactions })
+    void sender.send({ operation_type_id: Number(opType), client_id: clientId(), transactions })
   }
 
-  const err = (k: string) => (
-    <Show when={errors[k]}>
-      <span class="field-error" role="alert" data-testid={`error-${k}`}>
-        {errors[k]}
-      </span>
-    </Show>
-  )
+  const err = (k: string) => <FieldError testid={`error-${k}`} text={errors[k]} />
 
   return (
     <form class="sub stack" onSubmit={submit} aria-labelledby="fx-title" data-testid="fx-form" novalidate>
@@ -298,13 +283,6 @@ function Exchange(props: { boxes: Client[]; clients: Client[]; types: OperationT
           {err('currency')}
         </label>
         <label>
-          Cliente
-          <select name="client" value={clientId()} onChange={(e) => touch(setClientId)(e.currentTarget.value)}>
-            <option value="">Sin cliente (mostrador)</option>
-            <For each={props.clients.filter((c) => c.type === 1)}>{(c) => <option value={String(c.id)}>{c.name}</option>}</For>
-          </select>
-        </label>
-        <label>
           Tipo
           <select name="type" value={typeId()} onChange={(e) => touch(setTypeId, 'type')(e.currentTarget.value)}>
             <For each={exchangeTypes().length ? exchangeTypes() : props.types}>{(t) => <option value={String(t.id)}>{t.name}</option>}</For>
@@ -312,6 +290,7 @@ function Exchange(props: { boxes: Client[]; clients: Client[]; types: OperationT
           {err('type')}
         </label>
       </div>
+      <ClientPicker label="Cliente" name="client" type={1} value={clientId()} optional="Sin cliente (mostrador)" onChange={(c) => touch(setClientId)(c?.id ?? null)} />
       <div class="row">
         <label>
           Importe en {chosenCurrency() || 'moneda'}
@@ -360,21 +339,33 @@ function Exchange(props: { boxes: Client[]; clients: Client[]; types: OperationT
 
 let nextLeg = 1
 
-function Generic(props: { accounts: (Client['accounts'][number] & { label: string })[]; clients: Client[]; types: OperationType[]; onCreated: (op: Operation) => void }) {
+/**
+ * Any operation, leg by leg. The legs move the cajas' accounts, the accounts of the operation's client and those of
+ * any other client added below the legs: each client is found with a search, so a company of 50,000 clients lists
+ * only the accounts in play.
+ */
+function Generic(props: { boxes: Client[]; types: OperationType[]; onCreated: (op: Operation) => void }) {
   const sender = createSender(props.onCreated)
   const [rows, setRows] = createStore<{ key: number; account: string; amount: string; error?: string }[]>([
     { key: nextLeg++, account: '', amount: '' },
     { key: nextLeg++, account: '', amount: '' },
   ])
   const [typeId, setTypeId] = createSignal('')
-  const [clientId, setClientId] = createSignal('')
+  const [client, setClient] = createSignal<Client | null>(null)
+  const [others, setOthers] = createSignal<Client[]>([])
   const [description, setDescription] = createSignal('')
+  const accounts = createMemo(() => {
+    const seen = new Set<number>()
+    return [...props.boxes, client(), ...others()]
+      .filter((c): c is Client => c !== null && !seen.has(c.id) && Boolean(seen.add(c.id)))
+      .flatMap((c) => c.accounts.map((a) => ({ ...a, label: accountLabel(c, a) })))
+  })
   const submit = (e: Event) => {
     e.preventDefault()
     const legs: Leg[] = []
     let bad = false
     rows.forEach((row, i) => {
-      const account = row.account || String(props.accounts[0]?.id ?? '')
+      const account = row.account || String(accounts()[0]?.id ?? '')
       const parsed = parseSigned(row.amount)
       const error = !account ? 'Elija una cuenta.' : !parsed.ok ? parsed.message : undefined
       setRows(i, 'error', error)
@@ -386,7 +377,7 @@ function Generic(props: { accounts: (Client['accounts'][number] & { label: strin
     if (bad || !legs.length) return sender.setNote({ kind: 'error', text: 'Hay datos para corregir; no se envió nada.' })
     void sender.send({
       operation_type_id: Number(opType),
-      client_id: clientId() ? Number(clientId()) : null,
+      client_id: client()?.id ?? null,
       ...(description().trim() && { description: description().trim() }),
       transactions: legs,
     })
@@ -398,22 +389,16 @@ function Generic(props: { accounts: (Client['accounts'][number] & { label: strin
       <div class="row">
         <label>
           Tipo
-          <select name="type" value={typeId()} onChange={(e) => { setTypeId(e.currentTarget.value); sender.changed() }}>
+          <select name="type" value={typeId()} onChange={(e) => setTypeId(e.currentTarget.value)}>
             <For each={props.types}>{(t) => <option value={String(t.id)}>{t.name}</option>}</For>
           </select>
         </label>
         <label>
-          Cliente
-          <select name="client" value={clientId()} onChange={(e) => { setClientId(e.currentTarget.value); sender.changed() }}>
-            <option value="">Sin cliente</option>
-            <For each={props.clients}>{(c) => <option value={String(c.id)}>{c.name}</option>}</For>
-          </select>
-        </label>
-        <label>
           Descripción
-          <input name="description" value={description()} onInput={(e) => { setDescription(e.currentTarget.value); sender.changed() }} />
+          <input name="description" value={description()} onInput={(e) => setDescription(e.currentTarget.value)} />
         </label>
       </div>
+      <ClientPicker label="Cliente" name="generic-client" value={client()?.id ?? null} optional="Sin cliente" onChange={setClient} />
       <table class="grid">
         <caption class="visually-hidden">Movimientos</caption>
         <thead>
@@ -430,12 +415,12 @@ function Generic(props: { accounts: (Client['accounts'][number] & { label: strin
             {(row, i) => (
               <tr data-testid="leg-row">
                 <td>
-                  <select aria-label={`Cuenta del movimiento ${i() + 1}`} value={row.account} onChange={(e) => { setRows(i(), 'account', e.currentTarget.value); sender.changed() }}>
-                    <For each={props.accounts}>{(a) => <option value={String(a.id)}>{a.label}</option>}</For>
+                  <select aria-label={`Cuenta del movimiento ${i() + 1}`} value={row.account} onChange={(e) => setRows(i(), 'account', e.currentTarget.value)}>
+                    <For each={accounts()}>{(a) => <option value={String(a.id)}>{a.label}</option>}</For>
                   </select>
                 </td>
                 <td>
-                  <input class="money" inputmode="decimal" aria-label={`Importe del movimiento ${i() + 1}`} value={row.amount} onInput={(e) => { setRows(i(), 'amount', e.currentTarget.value); sender.changed() }} />
+                  <input class="money" inputmode="decimal" aria-label={`Importe del movimiento ${i() + 1}`} value={row.amount} onInput={(e) => setRows(i(), 'amount', e.currentTarget.value)} />
                   <Show when={row.error}>
                     <span class="field-error" role="alert" data-testid="leg-error">
                       {row.error}
@@ -443,7 +428,7 @@ function Generic(props: { accounts: (Client['accounts'][number] & { label: strin
                   </Show>
                 </td>
                 <td>
-                  <button type="button" disabled={rows.length === 1} onClick={() => { setRows(produce((r) => void r.splice(i(), 1))); sender.changed() }}>
+                  <button type="button" disabled={rows.length === 1} onClick={() => setRows(produce((r) => void r.splice(i(), 1)))}>
                     Quitar
                   </button>
                 </td>
@@ -452,11 +437,32 @@ function Generic(props: { accounts: (Client['accounts'][number] & { label: strin
           </For>
         </tbody>
       </table>
+      <ClientPicker
+        label="Cuentas de otro cliente"
+        name="other-client"
+        value={null}
+        optional="— Agregar sus cuentas a la lista —"
+        onChange={(c) => c && !others().some((o) => o.id === c.id) && setOthers([...others(), c])}
+      />
+      <Show when={others().length}>
+        <ul class="chips" aria-label="Otros clientes con cuentas en la lista">
+          <For each={others()}>
+            {(c) => (
+              <li>
+                {c.name}{' '}
+                <button type="button" aria-label={`Quitar las cuentas de ${c.name} de la lista`} onClick={() => setOthers(others().filter((o) => o.id !== c.id))}>
+                  Quitar
+                </button>
+              </li>
+            )}
+          </For>
+        </ul>
+      </Show>
       <Show when={sender.expired()}>
         <SignInAgain onDone={() => void sender.resume()} />
       </Show>
       <div class="row">
-        <button type="button" onClick={() => { setRows(rows.length, { key: nextLeg++, account: '', amount: '' }); sender.changed() }}>
+        <button type="button" onClick={() => setRows(rows.length, { key: nextLeg++, account: '', amount: '' })}>
           Agregar movimiento
         </button>
         <button type="submit" class="primary" disabled={sender.busy()} data-testid="generic-submit">

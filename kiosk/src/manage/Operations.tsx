@@ -3,9 +3,10 @@ import { createMemo, createSignal, For, onMount, Show } from 'solid-js'
 import { ApiFailure, apiExact, explain, money } from './api'
 import { formatArs } from './decimal'
 import {
-  allClients,
+  allCajas,
   AUDIT_ACTION_LABEL,
   balancesAfter,
+  clientsNamed,
   describeChanges,
   STATUS_LABEL,
   today,
@@ -19,31 +20,71 @@ import {
   type OperationType,
   type Page,
 } from './ledger'
+import { ClientPicker } from './pickers'
 import { can } from './session'
 import { createAction, NoteLine, when } from './ui'
 import { exchangesOf, ExchangesTable } from './Exchanges'
 import type { CompanyProfile, ExchangeListItem } from '../exchange'
 
-/** Names for ids: accounts and clients the employee may see (a client-scoped employee gets only its own). */
+/** What names are needed for: an operation (its client and the accounts it moves), or an exchange (its client). */
+type Named = Pick<Operation, 'client_id'> & { transactions?: Pick<Operation['transactions'][number], 'account_id'>[] }
+
+/**
+ * Names for the ids of the operations on screen, never the whole list of clients: every caja (a branch has a few, and
+ * most legs move one), then, for the operations shown, the clients they name and the owners of the accounts they
+ * move that are not known yet, asked by id (`GET /api/clients?ids=…`, `?account_ids=…`). A client-scoped employee is
+ * answered only its own; the rest show as «Cliente N» or «Cuenta N».
+ */
 function createDirectory() {
-  const [clients, setClients] = createSignal<Client[]>([])
+  const [clients, setClients] = createSignal(new Map<number, Client>())
   const [types, setTypes] = createSignal<OperationType[]>([])
-  const accounts = createMemo(() => new Map<number, Account>(clients().flatMap((c) => c.accounts.map((a) => [a.id, a] as const))))
-  const clientName = (id: number | null) => (id === null ? '—' : (clients().find((c) => c.id === id)?.name ?? `Cliente ${id}`))
+  const accounts = createMemo(() => new Map<number, Account>([...clients().values()].flatMap((c) => c.accounts.map((a) => [a.id, a] as const))))
+  const clientName = (id: number | null) => (id === null ? '—' : (clients().get(id)?.name ?? `Cliente ${id}`))
   const typeName = (id: number) => types().find((t) => t.id === id)?.name ?? `Tipo ${id}`
   const accountLabel = (id: number) => {
     const a = accounts().get(id)
     return a ? `${clientName(a.client_id)} · ${a.name || a.currency_name}` : `Cuenta ${id}`
   }
-  const load = async () => {
-    const [c, t] = await Promise.all([
-      can('clients.view') ? allClients() : Promise.resolve([]),
-      money<{ data: OperationType[] }>('GET', '/api/operation-types').then((b) => b.data),
+  let cajas: Promise<void> | undefined
+  // Reads under way: a balance preview asked for meanwhile says it is coming rather than that there is none.
+  const [reading, setReading] = createSignal(0)
+  const keep = (found: Client[]) => {
+    if (!found.length) return
+    const next = new Map(clients())
+    for (const c of found) next.set(c.id, c)
+    setClients(next)
+  }
+  /** The names `ops` need that are not known yet; `fresh` asks again for theirs (balances after a move). */
+  const know = async (ops: Named[], fresh = false) => {
+    if (!can('clients.view')) return
+    setReading((n) => n + 1)
+    try {
+      await read(ops, fresh)
+    } finally {
+      setReading((n) => n - 1)
+    }
+  }
+  // Ids asked for once and not answered (deleted, outside a client scope) are not asked for again.
+  const unanswered = { clients: new Set<number>(), accounts: new Set<number>() }
+  const read = async (ops: Named[], fresh: boolean) => {
+    await (cajas ??= allCajas().then(keep))
+    const named = ops.map((o) => o.client_id).filter((id): id is number => id !== null && (fresh || (!clients().has(id) && !unanswered.clients.has(id))))
+    const moved = ops.flatMap((o) => (o.transactions ?? []).map((t) => t.account_id))
+    const [byId, byAccount] = await Promise.all([
+      named.length ? clientsNamed('ids', named) : [],
+      fresh ? clientsNamed('account_ids', moved) : [],
     ])
-    setClients(c)
+    keep([...byId, ...byAccount])
+    for (const id of named) if (!clients().has(id)) unanswered.clients.add(id)
+    const unknown = moved.filter((id) => !accounts().has(id) && !unanswered.accounts.has(id))
+    if (unknown.length) keep(await clientsNamed('account_ids', unknown))
+    for (const id of unknown) if (!accounts().has(id)) unanswered.accounts.add(id)
+  }
+  const load = async (ops: Named[]) => {
+    const [t] = await Promise.all([money<{ data: OperationType[] }>('GET', '/api/operation-types').then((b) => b.data), know(ops)])
     setTypes(t)
   }
-  return { clients, types, accounts, clientName, typeName, accountLabel, load }
+  return { types, accounts, clientName, typeName, accountLabel, load, know, reading: () => reading() > 0 }
 }
 type Directory = ReturnType<typeof createDirectory>
 
@@ -102,7 +143,7 @@ function Moves(props: { op: Operation; dir: Directory; action: MoveAction; onCha
         }
         setAsking(null)
         const ids = new Set(props.op.transactions.map((t) => t.account_id))
-        await props.dir.load()
+        await props.dir.know([props.op], true)
         const now = [...ids].map((id) => props.dir.accounts().get(id)).filter((a): a is Account => !!a)
         await props.onChanged()
         const balances = now.map((a) => `${props.dir.accountLabel(a.id)}: ${amount(a.balance, a.currency_name)}`).join('; ')
@@ -116,7 +157,7 @@ function Moves(props: { op: Operation; dir: Directory; action: MoveAction; onCha
           <div class="row">
             <For each={movesFor(props.op.status)}>
               {(m) => (
-                <button type="button" class={m === 'approve' ? 'primary' : m === 'cancel' ? 'danger' : ''} onClick={() => setAsking(m)} data-testid={`op-${m}`}>
+                <button type="button" class={m === 'approve' ? 'primary' : m === 'cancel' ? 'danger' : ''} onClick={() => (setAsking(m), void props.dir.know([props.op]))} data-testid={`op-${m}`}>
                   {MOVE[m].label}
                 </button>
               )}
@@ -129,7 +170,7 @@ function Moves(props: { op: Operation; dir: Directory; action: MoveAction; onCha
             <p>
               {MOVE[m()].question} {props.op.id}?
             </p>
-            <Show when={preview().length} fallback={<p class="muted">Sin acceso a los saldos de sus cuentas.</p>}>
+            <Show when={preview().length} fallback={<p class="muted">{props.dir.reading() ? 'Leyendo los saldos…' : 'Sin acceso a los saldos de sus cuentas.'}</p>}>
               <table class="grid">
                 <caption class="visually-hidden">Saldos antes y después</caption>
                 <thead>
@@ -205,7 +246,7 @@ export function Operations() {
   const [to, setTo] = createSignal(today())
   const [status, setStatus] = createSignal('')
   const [type, setType] = createSignal('')
-  const [client, setClient] = createSignal('')
+  const [client, setClient] = createSignal<number | null>(null)
   const [ops, setOps] = createSignal<Operation[]>([])
   // «Cambios» in the type filter lists the exchanges with their receipts instead (GET /api/exchanges).
   const [exchanges, setExchanges] = createSignal<ExchangeListItem[] | null>(null)
@@ -214,33 +255,43 @@ export function Operations() {
   const list = createAction()
   const moves = createAction(describeMove)
 
-  const loadPending = async () => {
-    if (can('operations.approve')) setPending(await allOperations(new URLSearchParams({ status: 'pending' })))
+  const readPending = async () => {
+    if (!can('operations.approve')) return []
+    const found = await allOperations(new URLSearchParams({ status: 'pending' }))
+    setPending(found)
+    return found
   }
-  const loadList = async () => {
+  const readList = async (): Promise<Named[]> => {
     if (type() === EXCHANGES) {
-      const found = await exchangesOf({ from: from(), to: to(), client_id: client() || undefined })
+      const found = await exchangesOf({ from: from(), to: to(), client_id: client() === null ? undefined : String(client()) })
       // The API filters exchanges by date and client; the status is narrowed here.
-      setExchanges(status() ? found.filter((x) => x.status === status()) : found)
-      return
+      const shown = status() ? found.filter((x) => x.status === status()) : found
+      setExchanges(shown)
+      return shown
     }
     setExchanges(null)
     const q = new URLSearchParams()
     if (from()) q.set('from', from())
     if (to()) q.set('to', to())
     if (status()) q.set('status', status())
-    if (client()) q.set('client_id', client())
+    if (client() !== null) q.set('client_id', String(client()))
     const found = await allOperations(q)
     // The API filters by status, client and date; the type is narrowed here.
     setOps(type() ? found.filter((o) => String(o.operation_type_id) === type()) : found)
+    return found
   }
-  const refresh = () => Promise.all([loadPending(), loadList()])
+  // Both lists first, then the names both need in one round of requests.
+  const refresh = async () => dir.know((await Promise.all([readPending(), readList()])).flat())
   const loadCompany = async () => setLocalCurrency((await money<CompanyProfile>('GET', '/api/company')).local_currency)
-  onMount(() => list.run(async () => void (await Promise.all([dir.load(), loadPending(), loadList(), loadCompany()]))))
+  onMount(() =>
+    list.run(async () => {
+      await Promise.all([loadCompany(), Promise.all([readPending(), readList()]).then((lists) => dir.load(lists.flat()))])
+    }),
+  )
 
   const submit = (e: Event) => {
     e.preventDefault()
-    void list.run(loadList)
+    void list.run(async () => dir.know(await readList()))
   }
 
   return (
@@ -300,14 +351,8 @@ export function Operations() {
               <For each={dir.types()}>{(t) => <option value={String(t.id)}>{t.name}</option>}</For>
             </select>
           </label>
-          <Show when={dir.clients().length}>
-            <label>
-              Cliente
-              <select name="client" value={client()} onChange={(e) => setClient(e.currentTarget.value)}>
-                <option value="">Todos</option>
-                <For each={dir.clients()}>{(c) => <option value={String(c.id)}>{c.name}</option>}</For>
-              </select>
-            </label>
+          <Show when={can('clients.view')}>
+            <ClientPicker label="Cliente" name="client" value={client()} optional="Todos" onChange={(c) => setClient(c?.id ?? null)} />
           </Show>
           <button type="submit" class="primary" disabled={list.busy()}>
             Buscar
@@ -494,8 +539,9 @@ export function OperationPage() {
     const found = await money<Operation>('GET', `/api/operations/${encodeURIComponent(params.id ?? '')}`)
     setOp(found)
     if (can('audit.view')) setAudit(await auditOf(found))
+    return found
   }
-  onMount(() => action.run(async () => void (await Promise.all([dir.load(), load()]))))
+  onMount(() => action.run(async () => dir.load([await load()])))
   return (
     <section class="panel" data-testid="operation-page">
       <h1>Operación {params.id}</h1>
@@ -550,7 +596,7 @@ export function OperationPage() {
                 </tbody>
               </table>
             </section>
-            <Attachments op={o()} onChanged={() => action.run(load)} />
+            <Attachments op={o()} onChanged={() => action.run(async () => void (await load()))} />
             <Show when={audit()}>
               {(rows) => (
                 <section class="sub" aria-labelledby="audit-title" data-testid="operation-audit">

@@ -85,13 +85,18 @@ export function Rates() {
     })
   }
 
-  // Enter moves on like Tab (a number typed, the next cell); past the last cell it lands on «Publicar».
+  /**
+   * Enter moves on like Tab (a number typed, the next cell); past the last cell it adds a row for the next currency,
+   * as a spreadsheet would, unless that last row is still empty: then it lands on «Publicar».
+   */
   const onCellKey = (e: KeyboardEvent) => {
     if (e.key !== 'Enter') return
     e.preventDefault()
     const cells = [...(table?.querySelectorAll<HTMLInputElement>('input') ?? [])]
     const at = cells.indexOf(e.currentTarget as HTMLInputElement)
+    const last = rows[rows.length - 1]
     if (at >= 0 && at < cells.length - 1) cells[at + 1].focus()
+    else if (last && (last.currency.trim() || last.buy.trim() || last.sell.trim())) addRow()
     else document.getElementById('publish-rates')?.focus()
   }
   const onKey = (e: KeyboardEvent) => {
@@ -134,7 +139,8 @@ export function Rates() {
     <section class="panel" data-testid="rates-section">
       <h1>Cotizaciones</h1>
       <p class="muted">
-        Compra y venta con coma decimal (1.165,50). <kbd>Tab</kbd> o <kbd>Enter</kbd> pasa a la celda siguiente; <kbd>Ctrl</kbd>+<kbd>S</kbd> publica.
+        Compra y venta con coma decimal (1.165,50). <kbd>Tab</kbd> o <kbd>Enter</kbd> pasa a la celda siguiente; <kbd>Enter</kbd> en la
+        última agrega otra moneda; <kbd>Ctrl</kbd>+<kbd>S</kbd> publica.
       </p>
       <p data-testid="rates-updated">
         Última publicación: <strong>{when(meta()?.at)}</strong>

@@ -48,7 +48,7 @@ function ServiceRow(props: { service: Service; onChanged: () => void }) {
   return (
     <li class="item" data-testid="service-row">
       <form class="inline" onSubmit={save}>
-        <label>
+        <label class="service-name">
           Nombre
           <input value={name()} maxlength="100" onInput={(e) => setName(e.currentTarget.value)} data-testid="service-name" />
         </label>
@@ -112,7 +112,7 @@ export function Services() {
       <h1>Servicios</h1>
       <p class="muted">Cada servicio tiene su cola y su prefijo: los turnos salen como A-001, A-002…</p>
       <form class="inline card-lite" onSubmit={add} data-testid="service-create">
-        <label>
+        <label class="service-name">
           Nombre del servicio nuevo
           <input name="name" maxlength="100" value={name()} onInput={(e) => setName(e.currentTarget.value)} placeholder="Cambio de divisas" />
         </label>

@@ -16,6 +16,7 @@ export const PERMISSION_LABELS: [string, string][] = [
   ['operations.view', 'Ver operaciones'],
   ['operations.create', 'Cargar operaciones'],
   ['operations.approve', 'Aprobar operaciones'],
+  ['exchanges.rate', 'Cambiar la cotización al comprar o vender en ventanilla'],
   ['tills.operate', 'Abrir y cerrar cajas (conteo de efectivo)'],
   ['tills.supervise', 'Supervisar cajas (cerrar con diferencias mayores que la tolerancia)'],
 ]
@@ -23,6 +24,8 @@ export const PERMISSION_LABELS: [string, string][] = [
 /** Presets are only starting points: the boxes stay editable after choosing one. */
 export const PRESETS: Record<string, string[]> = {
   Cajero: ['ventanilla.call'],
+  // Buys and sells at the counter (C / V in the console): the exchange, its cajas and customers, and its receipt.
+  'Cajero de cambio': ['ventanilla.call', 'operations.create', 'operations.view', 'clients.view'],
   Supervisor: ['ventanilla.call', 'ventanilla.manage'],
   Gerente: ['ventanilla.call', 'ventanilla.manage', 'employees.manage', 'metrics.view'],
 }

@@ -1,6 +1,6 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
 import { ApiFailure, explain, money } from './api'
-import { createFill } from './fill'
+import { createFill, TextField } from './forms'
 import { can } from './session'
 import { createAction, NoteLine } from './ui'
 import './records.css'
@@ -71,7 +71,7 @@ export function Tags() {
     if (found.name || found.color) return
     const body = { name: n, color: color().toLowerCase() }
     void create.run(async () => {
-      const made = await money<Tag>('POST', '/api/tags', body, fill.keyFor(body))
+      const made = await money<Tag>('POST', '/api/tags', body, fill.headers(body))
       fill.done()
       setName('')
       setTags([...(tags() ?? []), made].sort((a, b) => a.name.localeCompare(b.name, 'es')))
@@ -87,49 +87,21 @@ export function Tags() {
         <form class="sub stack" onSubmit={add} novalidate data-testid="tag-create">
           <h2>Etiqueta nueva</h2>
           <div class="inline fields">
-            <label>
-              Nombre
-              <input
-                name="name"
-                maxlength="100"
-                value={name()}
-                aria-invalid={errors().name ? 'true' : undefined}
-                aria-describedby={errors().name ? 'tag-name-error' : undefined}
-                onInput={(e) => {
-                  setName(e.currentTarget.value)
-                  setErrors({ ...errors(), name: undefined })
-                }}
-              />
-              <Show when={errors().name}>
-                <span class="field-error" id="tag-name-error" role="alert" data-testid="error-tag-name">
-                  {errors().name}
-                </span>
-              </Show>
-            </label>
+            <TextField label="Nombre" name="name" id="tag-name" maxlength={100} value={name()} error={errors().name} onInput={(v) => (setName(v), setErrors({ ...errors(), name: undefined }))} />
             <label>
               Color
               <input type="color" name="color" class="swatch" value={HEX.test(color()) ? color() : '#000000'} onInput={(e) => setColor(e.currentTarget.value)} />
             </label>
-            <label>
-              Código del color
-              <input
-                name="color-code"
-                class="code-hex"
-                maxlength="7"
-                value={color()}
-                aria-invalid={errors().color ? 'true' : undefined}
-                aria-describedby={errors().color ? 'tag-color-error' : undefined}
-                onInput={(e) => {
-                  setColor(e.currentTarget.value.trim())
-                  setErrors({ ...errors(), color: undefined })
-                }}
-              />
-              <Show when={errors().color}>
-                <span class="field-error" id="tag-color-error" role="alert" data-testid="error-tag-color">
-                  {errors().color}
-                </span>
-              </Show>
-            </label>
+            <TextField
+              label="Código del color"
+              name="color-code"
+              id="tag-color"
+              class="code-hex"
+              maxlength={7}
+              value={color()}
+              error={errors().color}
+              onInput={(v) => (setColor(v.trim()), setErrors({ ...errors(), color: undefined }))}
+            />
             <div class="preview-chip" aria-live="polite">
               <span class="muted small">Así se verá:</span> <TagChip tag={{ name: name().trim() || 'Etiqueta', color: HEX.test(color()) ? color() : '#ffffff' }} />
             </div>

@@ -5,7 +5,7 @@ import { createStore, produce } from 'solid-js/store'
 import { ApiFailure, explain, money } from './api'
 import { formatArs, parseArs, type Parsed } from './decimal'
 import { clearsError, Confirm, createFill, FieldError } from './forms'
-import { allClients, STATUS_LABEL, type Client, type Operation, type OperationType } from './ledger'
+import { allCajas, STATUS_LABEL, type Client, type Operation, type OperationType } from './ledger'
 import { accountLabel, cajaAccounts, ClientPicker, currenciesOf } from './pickers'
 import { can, session } from './session'
 import { createAction, NoteLine } from './ui'
@@ -194,7 +194,7 @@ export function Tools() {
   onMount(() =>
     load.run(async () => {
       const [cajas, types, txTypes, centers] = await Promise.all([
-        can('clients.view') ? allClients(0) : [],
+        can('clients.view') ? allCajas() : [],
         money<{ data: OperationType[] }>('GET', '/api/operation-types').then((b) => b.data),
         money<{ data: TransactionType[] }>('GET', '/api/transaction-types').then((b) => b.data),
         can('cost_centers.view') || can('cost_centers.edit') ? money<{ data: CostCenter[] }>('GET', '/api/cost-centers').then((b) => b.data) : [],

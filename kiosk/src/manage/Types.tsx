@@ -1,6 +1,6 @@
-import { createSignal, For, onMount, Show } from 'solid-js'
+import { createSignal, For, onMount, Show, type JSX } from 'solid-js'
 import { explain, money } from './api'
-import { createFill } from './fill'
+import { createFill, TextField } from './forms'
 import { can } from './session'
 import { createAction, NoteLine } from './ui'
 import './records.css'
@@ -37,53 +37,62 @@ const nameProblem = (name: string, taken: string[]) => {
   return null
 }
 
-function FieldError(props: { id: string; text?: string | null }) {
-  return (
-    <Show when={props.text}>
-      <span class="field-error" id={props.id} role="alert" data-testid={`error-${props.id}`}>
-        {props.text}
-      </span>
-    </Show>
-  )
-}
-
-function OperationTypes() {
-  const [types, setTypes] = createSignal<OperationType[] | null>(null)
+/**
+ * One kind of type: its list and, for `operations.create`, the form that adds one. Operation and transaction types
+ * differ only in their second field (the kind, or whether it is a commission), so both are this one section.
+ */
+function TypeSection<T extends { id: number; name: string }, X>(props: {
+  /** The API path, and the prefix of the test ids (`operation-type` → `operation-type-row`, …). */
+  path: string
+  testid: string
+  /** Prefix of the element ids (`op-type` → `op-types-title`, `op-type-name`). */
+  id: string
+  title: string
+  intro: string
+  column: string
+  empty: string
+  cell: (t: T) => JSX.Element
+  initial: X
+  field: (value: () => X, set: (x: X) => void) => JSX.Element
+  body: (name: string, x: X) => Record<string, unknown>
+  made: (t: T) => string
+  save: string
+}) {
+  const [types, setTypes] = createSignal<T[] | null>(null)
   const [name, setName] = createSignal('')
-  const [kind, setKind] = createSignal<Kind>('exchange')
+  const [extra, setExtra] = createSignal<X>(props.initial)
   const [error, setError] = createSignal<string | null>(null)
   const list = createAction()
   const create = createAction(explain)
   const fill = createFill()
-  onMount(() => list.run(async () => void setTypes((await money<{ data: OperationType[] }>('GET', '/api/operation-types')).data)))
+  onMount(() => list.run(async () => void setTypes((await money<{ data: T[] }>('GET', props.path)).data)))
   const add = (e: Event) => {
     e.preventDefault()
     const problem = nameProblem(name(), (types() ?? []).map((t) => t.name))
     setError(problem)
     if (problem) return
-    const body = { name: name().trim(), kind: kind() }
+    const body = props.body(name().trim(), extra())
     void create.run(async () => {
-      const made = await money<OperationType>('POST', '/api/operation-types', body, fill.keyFor(body))
+      const made = await money<T>('POST', props.path, body, fill.headers(body))
       fill.done()
       setName('')
+      setExtra(() => props.initial)
       setTypes([...(types() ?? []), made])
-      return `Tipo de operación «${made.name}» creado.`
+      return props.made(made)
     })
   }
   return (
-    <section class="sub" aria-labelledby="op-types-title" data-testid="operation-types">
-      <h2 id="op-types-title">Tipos de operación</h2>
-      <p class="muted small">
-        Toda operación tiene un tipo. La compra y venta en ventanilla usa los tipos de cambio llamados exactamente «Compra de divisas» y «Venta de divisas».
-      </p>
+    <section class="sub" aria-labelledby={`${props.id}s-title`} data-testid={`${props.testid}s`}>
+      <h2 id={`${props.id}s-title`}>{props.title}</h2>
+      <p class="muted small">{props.intro}</p>
       <Show when={types()} fallback={<p class="muted">Cargando…</p>}>
         {(all) => (
-          <table class="grid" data-testid="operation-type-list">
-            <caption class="visually-hidden">Tipos de operación</caption>
+          <table class="grid" data-testid={`${props.testid}-list`}>
+            <caption class="visually-hidden">{props.title}</caption>
             <thead>
               <tr>
                 <th scope="col">Nombre</th>
-                <th scope="col">Clase</th>
+                <th scope="col">{props.column}</th>
               </tr>
             </thead>
             <tbody>
@@ -92,15 +101,15 @@ function OperationTypes() {
                 fallback={
                   <tr>
                     <td colspan="2" class="muted">
-                      Todavía no hay tipos de operación.
+                      {props.empty}
                     </td>
                   </tr>
                 }
               >
                 {(t) => (
-                  <tr data-testid="operation-type-row">
+                  <tr data-testid={`${props.testid}-row`}>
                     <td>{t.name}</td>
-                    <td>{KIND_LABEL[t.kind] ?? t.kind}</td>
+                    <td>{props.cell(t)}</td>
                   </tr>
                 )}
               </For>
@@ -110,125 +119,14 @@ function OperationTypes() {
       </Show>
       <NoteLine note={list.note()} />
       <Show when={can('operations.create')}>
-        <form class="inline fields top-gap" onSubmit={add} novalidate data-testid="operation-type-create">
-          <label>
-            Nombre del tipo nuevo
-            <input
-              name="name"
-              maxlength="200"
-              value={name()}
-              aria-invalid={error() ? 'true' : undefined}
-              aria-describedby={error() ? 'op-type-name' : undefined}
-              onInput={(e) => {
-                setName(e.currentTarget.value)
-                setError(null)
-              }}
-            />
-            <FieldError id="op-type-name" text={error()} />
-          </label>
-          <label>
-            Clase
-            <select name="kind" value={kind()} onChange={(e) => setKind(e.currentTarget.value as Kind)}>
-              <For each={KINDS}>{(k) => <option value={k}>{KIND_LABEL[k]}</option>}</For>
-            </select>
-          </label>
-          <button type="submit" class="primary" disabled={create.busy()} data-testid="operation-type-save">
-            Crear tipo de operación
+        <form class="inline fields top-gap" onSubmit={add} novalidate data-testid={`${props.testid}-create`}>
+          <TextField label="Nombre del tipo nuevo" name="name" id={`${props.id}-name`} maxlength={200} value={name()} error={error()} onInput={(v) => (setName(v), setError(null))} />
+          {props.field(extra, (x) => setExtra(() => x))}
+          <button type="submit" class="primary" disabled={create.busy()} data-testid={`${props.testid}-save`}>
+            {props.save}
           </button>
         </form>
-        <NoteLine note={create.note()} testid="operation-type-message" />
-      </Show>
-    </section>
-  )
-}
-
-function TransactionTypes() {
-  const [types, setTypes] = createSignal<TransactionType[] | null>(null)
-  const [name, setName] = createSignal('')
-  const [commission, setCommission] = createSignal(false)
-  const [error, setError] = createSignal<string | null>(null)
-  const list = createAction()
-  const create = createAction(explain)
-  const fill = createFill()
-  onMount(() => list.run(async () => void setTypes((await money<{ data: TransactionType[] }>('GET', '/api/transaction-types')).data)))
-  const add = (e: Event) => {
-    e.preventDefault()
-    const problem = nameProblem(name(), (types() ?? []).map((t) => t.name))
-    setError(problem)
-    if (problem) return
-    const body = { name: name().trim(), is_commission: commission() }
-    void create.run(async () => {
-      const made = await money<TransactionType>('POST', '/api/transaction-types', body, fill.keyFor(body))
-      fill.done()
-      setName('')
-      setCommission(false)
-      setTypes([...(types() ?? []), made])
-      return `Tipo de movimiento «${made.name}» creado${made.is_commission ? ' (comisión)' : ''}.`
-    })
-  }
-  return (
-    <section class="sub" aria-labelledby="tx-types-title" data-testid="transaction-types">
-      <h2 id="tx-types-title">Tipos de movimiento</h2>
-      <p class="muted small">Clasifican cada movimiento de una operación. Los de comisión se suman como comisiones en los resultados.</p>
-      <Show when={types()} fallback={<p class="muted">Cargando…</p>}>
-        {(all) => (
-          <table class="grid" data-testid="transaction-type-list">
-            <caption class="visually-hidden">Tipos de movimiento</caption>
-            <thead>
-              <tr>
-                <th scope="col">Nombre</th>
-                <th scope="col">Comisión</th>
-              </tr>
-            </thead>
-            <tbody>
-              <For
-                each={all()}
-                fallback={
-                  <tr>
-                    <td colspan="2" class="muted">
-                      Todavía no hay tipos de movimiento.
-                    </td>
-                  </tr>
-                }
-              >
-                {(t) => (
-                  <tr data-testid="transaction-type-row">
-                    <td>{t.name}</td>
-                    <td>{t.is_commission ? 'Sí' : 'No'}</td>
-                  </tr>
-                )}
-              </For>
-            </tbody>
-          </table>
-        )}
-      </Show>
-      <NoteLine note={list.note()} />
-      <Show when={can('operations.create')}>
-        <form class="inline fields top-gap" onSubmit={add} novalidate data-testid="transaction-type-create">
-          <label>
-            Nombre del tipo nuevo
-            <input
-              name="name"
-              maxlength="200"
-              value={name()}
-              aria-invalid={error() ? 'true' : undefined}
-              aria-describedby={error() ? 'tx-type-name' : undefined}
-              onInput={(e) => {
-                setName(e.currentTarget.value)
-                setError(null)
-              }}
-            />
-            <FieldError id="tx-type-name" text={error()} />
-          </label>
-          <label class="check">
-            <input type="checkbox" name="is_commission" checked={commission()} onChange={(e) => setCommission(e.currentTarget.checked)} />
-            Es una comisión
-          </label>
-          <button type="submit" class="primary" disabled={create.busy()} data-testid="transaction-type-save">
-            Crear tipo de movimiento
-          </button>
-        </form>
-        <NoteLine note={create.note()} testid="transaction-type-message" />
+        <NoteLine note={create.note()} testid={`${props.testid}-message`} />
       </Show>
     </section>
   )
@@ -238,8 +136,48 @@ export function Types() {
   return (
     <section class="panel" data-testid="types-section">
       <h1>Tipos de operación y de movimiento</h1>
-      <OperationTypes />
-      <TransactionTypes />
+      <TypeSection<OperationType, Kind>
+        path="/api/operation-types"
+        testid="operation-type"
+        id="op-type"
+        title="Tipos de operación"
+        intro="Toda operación tiene un tipo. La compra y venta en ventanilla usa los tipos de cambio llamados exactamente «Compra de divisas» y «Venta de divisas»."
+        column="Clase"
+        empty="Todavía no hay tipos de operación."
+        cell={(t) => KIND_LABEL[t.kind] ?? t.kind}
+        initial="exchange"
+        field={(kind, setKind) => (
+          <label>
+            Clase
+            <select name="kind" value={kind()} onChange={(e) => setKind(e.currentTarget.value as Kind)}>
+              <For each={KINDS}>{(k) => <option value={k}>{KIND_LABEL[k]}</option>}</For>
+            </select>
+          </label>
+        )}
+        body={(name, kind) => ({ name, kind })}
+        made={(t) => `Tipo de operación «${t.name}» creado.`}
+        save="Crear tipo de operación"
+      />
+      <TypeSection<TransactionType, boolean>
+        path="/api/transaction-types"
+        testid="transaction-type"
+        id="tx-type"
+        title="Tipos de movimiento"
+        intro="Clasifican cada movimiento de una operación. Los de comisión se suman como comisiones en los resultados."
+        column="Comisión"
+        empty="Todavía no hay tipos de movimiento."
+        cell={(t) => (t.is_commission ? 'Sí' : 'No')}
+        initial={false}
+        field={(commission, setCommission) => (
+          <label class="check">
+            <input type="checkbox" name="is_commission" checked={commission()} onChange={(e) => setCommission(e.currentTarget.checked)} />
+            Es una comisión
+          </label>
+        )}
+        body={(name, is_commission) => ({ name, is_commission })}
+        made={(t) => `Tipo de movimiento «${t.name}» creado${t.is_commission ? ' (comisión)' : ''}.`}
+        save="Crear tipo de movimiento"
+      />
     </section>
   )
 }

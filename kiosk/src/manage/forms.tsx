@@ -24,16 +24,22 @@ export function createFill() {
   }
 }
 
-/** The message under a field; `role="alert"` so a screen reader hears it when it appears. */
-export function FieldError(props: { text: string | undefined | null; testid?: string }) {
+/**
+ * The message under a field; `role="alert"` so a screen reader hears it when it appears. With `id`, the field points
+ * at it through `invalid(id, text)` and the test id is `error-<id>`.
+ */
+export function FieldError(props: { text: string | undefined | null; id?: string; testid?: string }) {
   return (
     <Show when={props.text}>
-      <span class="field-error" role="alert" data-testid={props.testid}>
+      <span class="field-error" id={props.id} role="alert" data-testid={props.testid ?? (props.id && `error-${props.id}`)}>
         {props.text}
       </span>
     </Show>
   )
 }
+
+/** Props that tie a field to its message for screen readers and mark it invalid. */
+export const invalid = (id: string, text: string | null | undefined) => ({ 'aria-invalid': text ? ('true' as const) : undefined, 'aria-describedby': text ? id : undefined })
 
 /**
  * A question in place of the button that asked it: «Sí» has the focus, so Enter confirms and Escape or «No» backs
@@ -63,21 +69,14 @@ export function ShownOnce(props: { title: string; value: string; hint: string; o
   const [copied, setCopied] = createSignal<boolean | null>(null)
   let box: HTMLDivElement | undefined
   onMount(() => box?.focus())
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(props.value)
-      setCopied(true)
-    } catch {
-      // Clipboard refused (an http origin, a denied permission): the value stays selectable on screen.
-      setCopied(false)
-    }
-  }
+  let value: HTMLElement | undefined
+  const copy = async () => setCopied(await copyText(props.value, value))
   return (
     <div class="shown-once" role="region" aria-label={props.title} tabindex="-1" ref={box} data-testid={props.testid ?? 'shown-once'}>
       <p>
         <strong>{props.title}.</strong> Cópielo ahora y guárdelo en un lugar seguro: <strong>no se volverá a mostrar</strong>. {props.hint}
       </p>
-      <code class="secret" data-testid="secret-value">
+      <code class="secret" ref={value} data-testid="secret-value">
         {props.value}
       </code>
       <div class="row">
@@ -88,7 +87,7 @@ export function ShownOnce(props: { title: string; value: string; hint: string; o
           Listo, ya lo guardé
         </button>
         <span role="status" class="muted">
-          {copied() === true ? 'Copiado.' : copied() === false ? 'No se pudo copiar: selecciónelo y cópielo a mano.' : ''}
+          {copied() === true ? 'Copiado.' : copied() === false ? 'Quedó seleccionado: cópielo con Ctrl+C.' : ''}
         </span>
       </div>
     </div>
@@ -101,4 +100,100 @@ export function ShownOnce(props: { title: string; value: string; hint: string; o
  */
 export const clearsError = (action: { note: () => { kind: string } | null; setNote: (n: null) => void }) => () => {
   if (action.note()?.kind === 'error') action.setNote(null)
+}
+
+/**
+ * Copies text for the person to paste elsewhere. The Clipboard API exists only on secure origins (https or
+ * localhost); on a branch's plain-http address the text is selected where it is shown (a field, or any element) and
+ * copied the old way, and if even that is refused it stays selected for Ctrl+C.
+ */
+export async function copyText(text: string, shown?: HTMLElement): Promise<boolean> {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text)
+      return true
+    }
+  } catch {
+    // Refused (no permission): fall through to selecting it.
+  }
+  if (!shown) return false
+  if (shown instanceof HTMLInputElement || shown instanceof HTMLTextAreaElement) {
+    shown.focus()
+    shown.select()
+  } else {
+    const range = document.createRange()
+    range.selectNodeContents(shown)
+    getSelection()?.removeAllRanges()
+    getSelection()?.addRange(range)
+  }
+  try {
+    return document.execCommand('copy')
+  } catch {
+    return false
+  }
+}
+
+/** A value to hand out (a link, a key) in a read-only field with «Copiar»; the field selects itself on focus. */
+export function CopyField(props: { label: string; value: string; testid: string }) {
+  let field: HTMLInputElement | undefined
+  const [copied, setCopied] = createSignal<boolean | null>(null)
+  return (
+    <div class="copy-field">
+      <label>
+        {props.label}
+        <input ref={field} readonly value={props.value} data-testid={props.testid} onFocus={(e) => e.currentTarget.select()} />
+      </label>
+      <button type="button" onClick={async () => setCopied(await copyText(props.value, field))} data-testid={`${props.testid}-copy`}>
+        Copiar
+      </button>
+      <span class="small muted copied" role="status">
+        {copied() === true ? 'Copiado.' : copied() === false ? 'Quedó seleccionado: cópielo con Ctrl+C.' : ''}
+      </span>
+    </div>
+  )
+}
+
+/**
+ * A labelled text field (a `textarea` with `rows`) and its message under it: marked invalid and described by the
+ * message while there is one. `onInput` gets the text; the caller clears the message there.
+ */
+export function TextField(props: {
+  label: JSX.Element
+  name: string
+  /** The message's id (`error-<id>` its test id). */
+  id: string
+  value: string
+  error: string | null | undefined
+  onInput: (value: string) => void
+  maxlength: number
+  rows?: number
+  class?: string
+  autocomplete?: string
+  placeholder?: string
+  ref?: (el: HTMLInputElement) => void
+}) {
+  return (
+    <label>
+      {props.label}
+      <Show
+        when={props.rows}
+        fallback={
+          <input
+            ref={props.ref}
+            name={props.name}
+            class={props.class}
+            maxlength={props.maxlength}
+            autocomplete={props.autocomplete}
+            placeholder={props.placeholder}
+            value={props.value}
+            {...invalid(props.id, props.error)}
+            onInput={(e) => props.onInput(e.currentTarget.value)}
+          />
+        }
+      >
+        <textarea name={props.name} rows={props.rows} maxlength={props.maxlength} value={props.value} {...invalid(props.id, props.error)} onInput={(e) => props.onInput(e.currentTarget.value)} />
+      </Show>
+      <FieldError id={props.id} text={props.error} />
+    </label>
+  )
 }

@@ -1,5 +1,6 @@
 import Decimal from 'decimal.js'
 import { money } from './api'
+import { when } from './ui'
 
 /** Shapes of contract §2–§4 as read with `money=string`: every amount is a decimal string. */
 export interface Account {
@@ -15,6 +16,7 @@ export interface Client {
   name: string
   description: string | null
   type: 0 | 1
+  document?: { type: string; number: string; country: string } | null
   accounts: Account[]
 }
 
@@ -76,16 +78,36 @@ export const STATUS_LABEL: Record<OperationStatus, string> = {
 
 export const TX_STATUS_LABEL: Record<Transaction['status'], string> = { pending: 'Pendiente', completed: 'Aprobada', cancelled: 'Cancelada' }
 
-/** Every client of one type (or both), all pages: the position and the names of accounts need the whole set. */
-export async function allClients(type?: 0 | 1): Promise<Client[]> {
+/** The most a list of `GET /api/clients` holds (its `pageSize` bound), and the most ids one `ids` filter takes. */
+const MOST = 200
+
+/**
+ * Every caja of the company, all pages: a branch has a few dozen, and the position, the account pickers and the names
+ * of most legs need them all. External clients are never read whole: they are picked by a search (pickers.tsx) or
+ * asked for by id (`clientsNamed`).
+ */
+export async function allCajas(): Promise<Client[]> {
   const out: Client[] = []
   for (let page = 1; ; page++) {
-    const q = new URLSearchParams({ page: String(page), pageSize: '200' })
-    if (type !== undefined) q.set('type', String(type))
-    const body = await money<{ data: Client[]; count: number }>('GET', `/api/clients?${q}`)
+    const body = await money<{ data: Client[]; count: number }>('GET', `/api/clients?type=0&page=${page}&pageSize=${MOST}`)
     out.push(...body.data)
-    if (body.data.length < 200 || out.length >= body.count) return out
+    if (body.data.length < MOST || out.length >= body.count) return out
   }
+}
+
+/**
+ * The clients with these ids (`ids`) or holding these accounts (`account_ids`), in requests of 200: the names behind
+ * the ids of a page of records. An id the caller cannot see (another company's, a deleted client, outside a client
+ * scope) is simply not answered.
+ */
+export async function clientsNamed(by: 'ids' | 'account_ids', ids: number[]): Promise<Client[]> {
+  const unique = [...new Set(ids)]
+  const out: Client[] = []
+  for (let i = 0; i < unique.length; i += MOST) {
+    const q = new URLSearchParams({ [by]: unique.slice(i, i + MOST).join(','), pageSize: String(MOST) })
+    out.push(...(await money<{ data: Client[] }>('GET', `/api/clients?${q}`)).data)
+  }
+  return out
 }
 
 /** Today in the company's default zone (contract §1): date-only filters are days in Argentina time, not the browser's. */
@@ -126,13 +148,19 @@ export function totalsByCurrency(accounts: Account[]): { currency: string; total
 /** Audit trail actions in the words of the screens. */
 export const AUDIT_ACTION_LABEL: Record<string, string> = { create: 'Alta', update: 'Cambio', cancel: 'Cancelación', revert: 'Reversión', delete: 'Baja' }
 
-const shown = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v))
+/** A moment as the trail stores it (ISO 8601 with its zone): shown as the rest of the app shows times. */
+const MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/
+const shown = (v: unknown) =>
+  v === null || v === undefined ? '—' : typeof v === 'string' && MOMENT.test(v) ? when(v) : typeof v === 'object' ? JSON.stringify(v) : String(v)
 
-/** What an audit entry changed, field by field ("—" when only its time of change moved). */
+/**
+ * What an audit entry changed, field by field ("—" when only its time of change moved). The company is always the
+ * one signed in to, so its column says nothing.
+ */
 export function describeChanges(changes: { field: string; before: unknown; after: unknown }[]): string {
   return (
     changes
-      .filter((c) => c.field !== 'updated_at')
+      .filter((c) => c.field !== 'updated_at' && c.field !== 'company_id')
       .map((c) => `${c.field}: ${shown(c.before)} → ${shown(c.after)}`)
       .join('; ') || '—'
   )

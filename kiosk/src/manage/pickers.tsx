@@ -13,10 +13,29 @@ export const currenciesOf = (cajas: Client[]) => [...new Set(cajas.flatMap((c) =
 
 const PAGE = 50
 
+/** What a typed document number looks like: digits with dots, dashes or spaces, at least six digits in all. */
+const DOCUMENT = /^(?=(?:\D*\d){6})[\d.\-\s]+$/
+
 /**
- * Picks one client among possibly tens of thousands: a search box (the API filters by a part of the client's
- * description, contract §2) and a list of the first 50 matches in name order, with how many there are in all.
- * Nothing is loaded beyond one page, so a company with 50,000 clients answers as fast as one with five.
+ * The query for what was typed: a document number (`20.123.456`) is looked up exactly by `document`, anything else
+ * as a part of the name or description (`search`).
+ */
+export function clientQuery(typed: string, type?: 0 | 1, pageSize = PAGE): URLSearchParams {
+  const q = new URLSearchParams({ page: '1', pageSize: String(pageSize) })
+  const text = typed.trim()
+  if (DOCUMENT.test(text)) q.set('document', text)
+  else if (text) q.set('search', text)
+  if (type !== undefined) q.set('type', String(type))
+  return q
+}
+
+/** A client as a list of choices names it: the name, then the document or the description when there is one. */
+export const clientChoice = (c: Client) => [c.name, c.document ? `${c.document.type} ${c.document.number}` : c.description].filter(Boolean).join(' — ')
+
+/**
+ * Picks one client among possibly tens of thousands: a search box (by name, description or document number) and a
+ * list of the first 50 matches in name order, with how many there are in all. Nothing is loaded beyond one page, so
+ * a company with 50,000 clients answers as fast as one with five.
  */
 export function ClientPicker(props: {
   label: string
@@ -35,9 +54,7 @@ export function ClientPicker(props: {
   let timer: ReturnType<typeof setTimeout> | undefined
   let asked = 0
   const search = async () => {
-    const q = new URLSearchParams({ page: '1', pageSize: String(PAGE) })
-    if (query().trim()) q.set('description', query().trim())
-    if (props.type !== undefined) q.set('type', String(props.type))
+    const q = clientQuery(query(), props.type)
     const mine = ++asked
     try {
       const body = await money<{ data: Client[]; count: number }>('GET', `/api/clients?${q}`)
@@ -78,8 +95,8 @@ export function ClientPicker(props: {
   return (
     <div class="picker" role="group" aria-label={props.label}>
       <label>
-        Buscar {props.label.toLowerCase()} por descripción
-        <input type="search" name={`${props.name}-search`} autocomplete="off" value={query()} onInput={(e) => typed(e.currentTarget.value)} />
+        Buscar {props.label.toLowerCase()} por nombre, descripción o documento
+        <input type="search" name={`${props.name}-search`} autocomplete="off" maxlength="200" value={query()} onInput={(e) => typed(e.currentTarget.value)} />
       </label>
       <label>
         {props.label}
@@ -88,13 +105,13 @@ export function ClientPicker(props: {
           <For each={options()}>
             {(c) => (
               <option value={String(c.id)} selected={c.id === props.value}>
-                {c.description ? `${c.name} — ${c.description}` : c.name}
+                {clientChoice(c)}
               </option>
             )}
           </For>
         </select>
         <span class="muted small" aria-live="polite">
-          {count() === null ? 'Buscando…' : count()! > PAGE ? `${count()} coinciden: se muestran los primeros ${PAGE}; escriba para acotar.` : `${count()} coinciden.`}
+          {count() === null ? 'Buscando…' : count()! > PAGE ? `${count()!.toLocaleString('es-AR')} coinciden: se muestran los primeros ${PAGE}; escriba para acotar.` : count() === 0 ? 'Ninguno coincide.' : count() === 1 ? 'Uno coincide.' : `${count()} coinciden.`}
         </span>
         <Show when={props.error}>
           <span class="field-error" role="alert">

@@ -1,6 +1,6 @@
 import { createSignal, Show } from 'solid-js'
 import { ApiFailure, explain } from './api'
-import { sessionEnded } from './session'
+import { session, sessionEnded } from './session'
 
 export type Note = { kind: 'error' | 'info'; text: string }
 
@@ -42,5 +42,15 @@ export function NoteLine(props: { note: Note | null; testid?: string }) {
   )
 }
 
-const dateTime = new Intl.DateTimeFormat('es-AR', { day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' })
-export const when = (iso: string | null | undefined) => (iso ? dateTime.format(new Date(iso)) : '—')
+const formats = new Map<string, Intl.DateTimeFormat>()
+const dateTime = (timeZone: string | undefined) => {
+  const key = timeZone ?? ''
+  let format = formats.get(key)
+  if (!format) {
+    format = new Intl.DateTimeFormat('es-AR', { day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZone })
+    formats.set(key, format)
+  }
+  return format
+}
+/** A moment as es-AR writes it, in the company's time zone (the session says which), whatever the computer's. */
+export const when = (iso: string | null | undefined) => (iso ? dateTime(session()?.company.timezone).format(new Date(iso)) : '—')

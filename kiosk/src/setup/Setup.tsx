@@ -1,5 +1,5 @@
 import { createSignal, For, onMount, Show } from 'solid-js'
-import { linkFor, rememberCompany } from '../company'
+import { leaveWelcome, linkFor, rememberCompany } from '../company'
 import { body, check, tokenOf, type Fields, type Problems } from './check'
 
 const DEFAULT_ZONE = 'America/Argentina/Buenos_Aires'
@@ -44,7 +44,6 @@ export function Setup() {
   const [problems, setProblems] = createSignal<Problems>({})
   const [outcome, setOutcome] = createSignal<Outcome>(null)
   const [sending, setSending] = createSignal(false)
-  const [made, setMade] = createSignal<Made | null>(null)
   // The first field takes the keyboard at once (an autofocus attribute on an element made by script is not reliable).
   onMount(() => document.getElementById('companyName')?.focus())
   // A field's message goes as soon as it is edited: what is left in red is what is still to fix.
@@ -73,9 +72,12 @@ export function Setup() {
       })
       if (res.status === 201) {
         const answer = (await res.json()) as { company: { id: number; name: string } }
-        // This browser now knows the number: the manager app and the counter console open with it filled in.
+        // This browser now knows the number: the manager app and the counter console open with it filled in. The owner
+        // is signed in already, so the manager app opens at once, its welcome saying the number and the links
+        // (contract §15 and §18).
         rememberCompany(answer.company.id)
-        setMade({ id: answer.company.id, name: answer.company.name, starter: fields().starter })
+        leaveWelcome({ company: answer.company.id, name: answer.company.name, starter: fields().starter })
+        location.replace(linkFor('/manage', answer.company.id))
         return
       }
       setOutcome(explain(res.status, await res.json().catch(() => null)))
@@ -107,117 +109,69 @@ export function Setup() {
   )
 
   return (
-    <Show when={made()} fallback={form()}>
-      {(m) => <Done made={m()} />}
-    </Show>
-  )
-
-  function form() {
-    return (
-      <main class="setup">
-        <h1>Configurar el servicio</h1>
-        <Show
-          when={token}
-          fallback={
-            <p class="notice error" role="alert">
-              Este enlace no tiene el código de configuración. Copiá el enlace completo (con la parte que sigue a “#”) que muestra el servicio al arrancar.
-            </p>
-          }
-        >
-          <p class="muted">Creá tu empresa y tu usuario de dueño. Después vas a entrar al panel de gestión con este e-mail y contraseña.</p>
-          <form onSubmit={submit} novalidate>
-            <fieldset>
-              <legend>Empresa</legend>
-              {field('companyName', 'Nombre de la empresa', 'text', { autocomplete: 'organization' })}
-              {field('timezone', 'Zona horaria', 'text', { list: 'zones', autocomplete: 'off' })}
-              <datalist id="zones">
-                <For each={ZONES}>{(z) => <option value={z} />}</For>
-              </datalist>
-              <div class="modules" role="group" aria-label="Módulos">
-                <label>
-                  <input type="checkbox" checked={fields().ventanilla} onChange={(e) => set('ventanilla', e.currentTarget.checked)} /> Ventanilla: sala de espera, turnos y
-                  pantalla de cotizaciones
-                </label>
-                <label>
-                  <input type="checkbox" checked={fields().mesas} onChange={(e) => set('mesas', e.currentTarget.checked)} /> Mesas de cambio
-                </label>
-              </div>
-              <div class="modules">
-                <label>
-                  <input type="checkbox" name="starter" checked={fields().starter} onChange={(e) => set('starter', e.currentTarget.checked)} aria-describedby="starter-hint" />{' '}
-                  Empezar con caja y tipos de operación de ejemplo
-                </label>
-                <p class="hint" id="starter-hint">
-                  La «Caja principal» con cuentas en ARS, USD, EUR y BRL, los tipos «Compra de divisas», «Venta de divisas», «Ingreso», «Egreso» y «Ajuste de caja»,
-                  y los movimientos «Capital» y «Comisión»: para registrar la primera compra apenas termine. Se pueden cambiar después.
-                </p>
-              </div>
-            </fieldset>
-            <fieldset>
-              <legend>Dueño</legend>
-              {field('ownerName', 'Tu nombre', 'text', { autocomplete: 'name' })}
-              {field('email', 'E-mail', 'email', { autocomplete: 'email' })}
-              {field('password', 'Contraseña (al menos 12 caracteres)', 'password', { autocomplete: 'new-password' })}
-              {field('repeat', 'Repetí la contraseña', 'password', { autocomplete: 'new-password' })}
-            </fieldset>
-            <div aria-live="polite">
-              <Show when={outcome()}>
-                {(o) => (
-                  <p class="notice error" role="alert">
-                    {o().text}{' '}
-                    <Show when={o().manage}>
-                      <a href="/manage">Ir al panel de gestión</a>
-                    </Show>
-                  </p>
-                )}
-              </Show>
+    <main class="setup">
+      <h1>Configurar el servicio</h1>
+      <Show
+        when={token}
+        fallback={
+          <p class="notice error" role="alert">
+            Este enlace no tiene el código de configuración. Copiá el enlace completo (con la parte que sigue a “#”) que muestra el servicio al arrancar.
+          </p>
+        }
+      >
+        <p class="muted">Creá tu empresa y tu usuario de dueño. Después vas a entrar al panel de gestión con este e-mail y contraseña.</p>
+        <form onSubmit={submit} novalidate>
+          <fieldset>
+            <legend>Empresa</legend>
+            {field('companyName', 'Nombre de la empresa', 'text', { autocomplete: 'organization' })}
+            {field('timezone', 'Zona horaria', 'text', { list: 'zones', autocomplete: 'off' })}
+            <datalist id="zones">
+              <For each={ZONES}>{(z) => <option value={z} />}</For>
+            </datalist>
+            <div class="modules" role="group" aria-label="Módulos">
+              <label>
+                <input type="checkbox" checked={fields().ventanilla} onChange={(e) => set('ventanilla', e.currentTarget.checked)} /> Ventanilla: sala de espera, turnos y
+                pantalla de cotizaciones
+              </label>
+              <label>
+                <input type="checkbox" checked={fields().mesas} onChange={(e) => set('mesas', e.currentTarget.checked)} /> Mesas de cambio
+              </label>
             </div>
-            <button class="primary" type="submit" disabled={sending()}>
-              {sending() ? 'Creando…' : 'Crear empresa'}
-            </button>
-          </form>
-        </Show>
-      </main>
-    )
-  }
-}
-
-interface Made {
-  id: number
-  name: string
-  starter: boolean
-}
-
-/**
- * The setup's result: the company number, which every sign-in asks for, said once where the owner will read it,
- * with the links that carry it. The owner is already signed in; the manager app opens with one key.
- */
-function Done(props: { made: Made }) {
-  const manage = linkFor('/manage', props.made.id)
-  const staff = linkFor('/staff', props.made.id)
-  return (
-    <main class="setup" data-testid="setup-done">
-      <h1>¡Listo! «{props.made.name}» quedó configurada</h1>
-      <p class="company-number">
-        Número de empresa: <strong data-testid="setup-company-number">{props.made.id}</strong>
-      </p>
-      <p class="muted">
-        Anotalo: lo piden el panel de gestión y la consola de atención al ingresar (este navegador ya lo recuerda). Los enlaces de abajo lo llevan incluido.
-      </p>
-      <Show when={props.made.starter}>
-        <p class="muted">Ya tenés la «Caja principal» y los tipos de operación para comprar y vender: podés registrar la primera compra ahora.</p>
+            <div class="modules">
+              <label>
+                <input type="checkbox" name="starter" checked={fields().starter} onChange={(e) => set('starter', e.currentTarget.checked)} aria-describedby="starter-hint" />{' '}
+                Empezar con caja y tipos de operación de ejemplo
+              </label>
+              <p class="hint" id="starter-hint">
+                La «Caja principal» con cuentas en ARS, USD, EUR y BRL, los tipos «Compra de divisas», «Venta de divisas», «Ingreso», «Egreso» y «Ajuste de caja»,
+                y los movimientos «Capital» y «Comisión»: para registrar la primera compra apenas termine. Se pueden cambiar después.
+              </p>
+            </div>
+          </fieldset>
+          <fieldset>
+            <legend>Dueño</legend>
+            {field('ownerName', 'Tu nombre', 'text', { autocomplete: 'name' })}
+            {field('email', 'E-mail', 'email', { autocomplete: 'email' })}
+            {field('password', 'Contraseña (al menos 12 caracteres)', 'password', { autocomplete: 'new-password' })}
+            {field('repeat', 'Repetí la contraseña', 'password', { autocomplete: 'new-password' })}
+          </fieldset>
+          <div aria-live="polite">
+            <Show when={outcome()}>
+              {(o) => (
+                <p class="notice error" role="alert">
+                  {o().text}{' '}
+                  <Show when={o().manage}>
+                    <a href="/manage">Ir al panel de gestión</a>
+                  </Show>
+                </p>
+              )}
+            </Show>
+          </div>
+          <button class="primary" type="submit" disabled={sending()}>
+            {sending() ? 'Creando…' : 'Crear empresa'}
+          </button>
+        </form>
       </Show>
-      <p>
-        <a class="button primary" href={manage} ref={(el) => queueMicrotask(() => el.focus())} data-testid="setup-open-manage">
-          Entrar al panel de gestión
-        </a>
-      </p>
-      <dl class="links">
-        <dt>Panel de gestión (dueños y gerentes)</dt>
-        <dd data-testid="setup-manage-link">{manage}</dd>
-        <dt>Consola de atención (personal de ventanilla)</dt>
-        <dd data-testid="setup-staff-link">{staff}</dd>
-      </dl>
     </main>
   )
 }

@@ -3,17 +3,8 @@ import { createMemo, createSignal, For, onCleanup, onMount, Show, type JSX } fro
 import { ApiFailure, apiMoney, explain, money } from '../manage/api'
 import { formatArs, parseArs } from '../manage/decimal'
 import { createFill } from '../manage/forms'
-import {
-  DOCUMENT_TYPES,
-  documentLabel,
-  exchangeFigures,
-  SIDE_LABEL,
-  type ClientDocument,
-  type CompanyProfile,
-  type DocumentType,
-  type ExchangeCreated,
-  type Side,
-} from '../exchange'
+import { DOCUMENT_LABEL, normaliseNumber, type ClientDocument, type DocumentType } from '../manage/Document'
+import { exchangeFigures, SIDE_LABEL, type CompanyProfile, type ExchangeCreated, type Side } from '../exchange'
 import type { Session, Ticket } from './api'
 import './exchange.css'
 
@@ -73,8 +64,6 @@ const storeCaja = (desk: string, id: number | null) => {
   }
 }
 
-/** A document number as the API stores and compares it: without dots, spaces or dashes, upper case (§19). */
-const normaliseNumber = (raw: string) => raw.replace(/[.\s\-‐‑‒–—]/g, '').toUpperCase()
 const NUMBER = /^[A-Z0-9]{1,30}$/
 /** Argentine documents carry the country implicitly; the others ask for it. */
 const asksCountry = (type: DocumentType) => type === 'PASAPORTE' || type === 'CI' || type === 'OTRO'
@@ -368,9 +357,15 @@ export function ExchangePanel(props: {
       // The board may have changed since the panel opened: what the customer is told is what gets stored.
       if (manualRate() === null) {
         const shown = boardRate()
-        const fresh = (await loadBoard()).find((r) => r.currency === currency())
-        if (!fresh || !shown || !new Decimal(fresh[side()]).equals(shown)) {
-          setErrors({ rate: fresh ? `La cotización del cartel cambió a ${formatArs(fresh[side()])}: revise el total y confirme de nuevo.` : `${currency()} ya no está en el cartel.` })
+        const gone = currency()
+        const fresh = (await loadBoard()).find((r) => r.currency === gone)
+        if (!fresh) {
+          setCurrency(tradable()[0]?.currency ?? '')
+          setErrors({ currency: `${gone} ya no está en el cartel de cotizaciones: elija otra moneda.` })
+          return focusFirst({ currency: 'x' })
+        }
+        if (!shown || !new Decimal(fresh[side()]).equals(shown)) {
+          setErrors({ rate: `La cotización del cartel cambió a ${formatArs(fresh[side()])}: revise el total y confirme de nuevo.` })
           return
         }
       }
@@ -638,7 +633,7 @@ export function ExchangePanel(props: {
               <div class="xfield">
                 <label for="x-doctype">Documento</label>
                 <select id="x-doctype" name="doctype" value={docType()} onChange={(e) => (setDocType(e.currentTarget.value as DocumentType), search())}>
-                  <For each={DOCUMENT_TYPES}>{(d) => <option value={d.type}>{d.label}</option>}</For>
+                  <For each={Object.entries(DOCUMENT_LABEL)}>{([type, label]) => <option value={type}>{label}</option>}</For>
                 </select>
               </div>
               {field(
@@ -779,7 +774,7 @@ export function ExchangePanel(props: {
         </p>
         <p>
           Cliente: {r.customer.name ?? 'sin identificar'}
-          <Show when={r.customer.document}>{(doc) => ` · ${documentLabel(doc().type)} ${doc().number}`}</Show>
+          <Show when={r.customer.document}>{(doc) => ` · ${DOCUMENT_LABEL[doc().type]} ${doc().number}`}</Show>
         </p>
         <p class="x-total-line">
           <span>{r.side === 'buy' ? 'Entregue al cliente' : 'Cobre al cliente'}</span>
@@ -836,7 +831,7 @@ function LookupNote(props: { lookup: Lookup }) {
             ? (() => {
                 const other = (l() as { other: Client | null }).other
                 return other?.document
-                  ? `No hay cliente con ese documento; el número figura como ${documentLabel(other.document.type)} de ${other.name}.`
+                  ? `No hay cliente con ese documento; el número figura como ${DOCUMENT_LABEL[other.document.type]} de ${other.name}.`
                   : 'Cliente nuevo: escriba su nombre; queda registrado con esta operación.'
               })()
             : l().state === 'unavailable'

@@ -21,6 +21,8 @@ export interface Employee {
 
 export interface Session {
   employee: Employee
+  /** The company signed in to: its name, and the zone its times are shown in. */
+  company: { id: number; name: string; timezone: string }
   expires_at: string
 }
 

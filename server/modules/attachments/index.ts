@@ -72,7 +72,7 @@ export const attachmentsModule = (app: AppContext) =>
             // 404 before the upload is read; the write that records it checks again.
             await tenantTx(app, caller, 'read', (tx) => assertOperationVisible(tx, caller, params.id))
             const upload = await readUpload(request, app.config.maxUploadBytes)
-            return uploadAttachment(app, caller, params.id, upload, headers['idempotency-key'], set)
+            return uploadAttachment(app, caller, params.id, upload, headers['idempotency-key'], set, app.config.storageQuotaBytesPerCompany)
           },
           {
             // A streamed multipart body: its fingerprint is known only once read, so the upload claims its own key.
@@ -84,9 +84,11 @@ export const attachmentsModule = (app: AppContext) =>
             detail: {
               tags,
               summary: 'Attach a file to an operation (multipart field `file`)',
-              description:
+              description: [
                 'Accepts `Idempotency-Key` (1–255 characters): the same key with the same file bytes, name and type within 24 h answers the first upload again; different bytes under the same key are 409 `IDEMPOTENCY_KEY_REUSED`.',
-              requestBody: AttachmentModel.uploadBody,
+                'A company keeps at most `STORAGE_QUOTA_BYTES_PER_COMPANY` bytes of attachments (default 10 GiB): a file that would pass it is 413 `QUOTA_EXCEEDED`, with `details: { used_bytes, file_bytes, quota_bytes }`, and nothing is stored. Deleted attachments give their bytes back.',
+              ].join(' '),
+              requestBody: AttachmentModel.uploadBody(app.config.maxUploadBytes),
             },
           },
         )

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { DateTime, Id } from '../../lib/models'
+import { LISTENER_HEADER_BYTES } from '../../config'
 
 /** The types an attachment may have (interface 2.1); the upload's part content type must be one of them. */
 export const ATTACHMENT_MIME_TYPES = [
@@ -50,25 +51,27 @@ export const AttachmentModel = {
     uploaded_by: Actor,
     signed_url: nullable(t.String({ format: 'uri', description: `Download link without an API key, valid ${LINK_LIFETIME_SECONDS} s` })),
   }, { $id: 'Attachment' }),
-  uploadBody: {
+  /** The upload as the document describes it, with the size this deployment takes (MAX_UPLOAD_BYTES). */
+  uploadBody: (maxBytes: number) => ({
     required: true,
-    description: `One file in the multipart field \`file\`. Its part content type must be one of: ${ATTACHMENT_MIME_TYPES.join(', ')} (else 415 UNSUPPORTED_MEDIA_TYPE); larger than MAX_UPLOAD_BYTES is 413 FILE_TOO_LARGE.`,
+    description: `One file in the multipart field \`file\`. Its part content type must be one of: ${ATTACHMENT_MIME_TYPES.join(', ')} (else 415 UNSUPPORTED_MEDIA_TYPE); larger than MAX_UPLOAD_BYTES (here ${maxBytes} bytes) is 413 FILE_TOO_LARGE.`,
     content: {
       'multipart/form-data': {
         schema: {
           type: 'object' as const,
           required: ['file'],
-          properties: { file: { type: 'string' as const, format: 'binary' } },
+          properties: { file: { type: 'string' as const, format: 'binary', maxLength: maxBytes } },
         },
       },
     },
-  },
+  }),
   fileQuery: t.Object({
-    key: t.Optional(t.String({ description: 'Object key' })),
-    expires: t.Optional(t.String({ description: 'Expiry, Unix seconds' })),
-    name: t.Optional(t.String({ description: 'File name for Content-Disposition' })),
-    type: t.Optional(t.String({ description: 'Stored content type' })),
-    sig: t.Optional(t.String({ description: 'HMAC-SHA256 over the other parameters' })),
+    key: t.Optional(t.String({ maxLength: 1024, description: 'Object key' })),
+    expires: t.Optional(t.String({ maxLength: 20, description: 'Expiry, Unix seconds' })),
+    // A stored file name has no bound of its own; the link carrying it is bounded by the request head.
+    name: t.Optional(t.String({ maxLength: LISTENER_HEADER_BYTES, description: 'File name for Content-Disposition' })),
+    type: t.Optional(t.String({ maxLength: 255, description: 'Stored content type' })),
+    sig: t.Optional(t.String({ maxLength: 128, description: 'HMAC-SHA256 over the other parameters' })),
   }),
 }
 

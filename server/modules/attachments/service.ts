@@ -4,9 +4,9 @@ import type { AppContext } from '../../context'
 import type { Caller } from '../../access/caller'
 import type { Executor, Tx } from '../../../db/client'
 import { newObjectKey, type BlobStore } from '../../infra/storage'
-import { notFound } from '../../lib/errors'
+import { ApiError, notFound } from '../../lib/errors'
 import { announce } from '../../lib/events'
-import { createOnce, write } from '../../lib/write'
+import { createOnce, tenantTx, write } from '../../lib/write'
 import { assertOperationVisible } from '../../lib/scope'
 import { pgArray } from '../../lib/arrays'
 import { LINK_LIFETIME_SECONDS, type AttachmentDto } from './model'
@@ -126,10 +126,37 @@ async function sha256Of(file: Blob): Promise<string> {
   return hasher.digest('hex')
 }
 
+/** Any constant: the first key of the advisory lock a company's uploads take turns under to count its storage. */
+const STORAGE_LOCK = 727_418
+
+/** Bytes of the company's live attachments (the partial index `operation_attachments_storage` alone serves it). */
+async function storageInUse(tx: Executor, companyId: number): Promise<number> {
+  const [row] = await tx
+    .select({ used: sql<string>`coalesce(sum(${operationAttachments.sizeBytes}), 0)` })
+    .from(operationAttachments)
+    .where(and(eq(operationAttachments.companyId, companyId), isNull(operationAttachments.deletedAt)))
+  return Number(row.used)
+}
+
+function checkQuota(used: number, size: number, quota: number) {
+  if (used + size > quota)
+    throw new ApiError(
+      413,
+      'QUOTA_EXCEEDED',
+      `This file (${size} bytes) would take the company's attachments to ${used + size} bytes, past its storage quota of ${quota} bytes (STORAGE_QUOTA_BYTES_PER_COMPANY); delete attachments it no longer needs first`,
+      { used_bytes: used, file_bytes: size, quota_bytes: quota },
+    )
+}
+
 /**
  * Stores the object first, then records it in one transaction; when the transaction fails (or an
  * Idempotency-Key replays an earlier upload) the object just stored is removed, so a row never lacks its
  * object and no object outlives a failed upload.
+ *
+ * The company's storage quota (`quota` bytes, 0 for none) is checked twice: before the bytes are stored, so a
+ * company at its quota writes nothing (skipped when an Idempotency-Key may replay an upload already counted), and in
+ * the transaction that records the file, under a per-company lock, so uploads racing each other are counted one
+ * after the other and never pass the quota together.
  */
 export async function uploadAttachment(
   app: AppContext,
@@ -138,7 +165,10 @@ export async function uploadAttachment(
   upload: Upload,
   idempotencyKey: string | undefined,
   set: { status?: number | string },
+  quota: number,
 ): Promise<AttachmentDto> {
+  const size = upload.file.size
+  if (quota > 0 && idempotencyKey === undefined) checkQuota(await tenantTx(app, caller, 'read', (tx) => storageInUse(tx, caller.companyId)), size, quota)
   const fingerprint =
     idempotencyKey === undefined ? null : { sha256: await sha256Of(upload.file), name: upload.fileName, type: upload.mimeType }
   const objectKey = newObjectKey(caller.companyId)
@@ -156,6 +186,10 @@ export async function uploadAttachment(
       set,
       async (tx) => {
         await assertOperationVisible(tx, caller, operationId)
+        if (quota > 0) {
+          await tx.execute(sql`select pg_advisory_xact_lock(${STORAGE_LOCK}, ${caller.companyId})`)
+          checkQuota(await storageInUse(tx, caller.companyId), size, quota)
+        }
         const [row] = await tx
           .insert(operationAttachments)
           .values({
@@ -164,7 +198,7 @@ export async function uploadAttachment(
             objectKey,
             fileName: upload.fileName,
             mimeType: upload.mimeType,
-            sizeBytes: upload.file.size,
+            sizeBytes: size,
             uploadedByEmail: caller.employee?.email ?? null,
             uploadedById: caller.employee?.id ?? null,
           })

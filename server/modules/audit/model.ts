@@ -1,9 +1,14 @@
 import { t } from 'elysia'
 import { DateTime, pageQuery, Pagination } from '../../lib/models'
 
+/** A date, or a date-time with or without its offset; the calendar and the clock are checked by `parseBound`. */
+const BOUND_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?([Zz]|[+-][0-9]{2}:[0-9]{2})?)?$'
+
 const bound = (which: 'from' | 'to') =>
   t.String({
     maxLength: 40,
+    pattern: BOUND_PATTERN,
+    examples: which === 'from' ? ['2026-11-01', '2026-11-01T03:00:00Z'] : ['2026-11-30', '2026-12-01T02:59:59.999Z'],
     description:
       which === 'from'
         ? 'Lower bound, inclusive: an ISO 8601 date-time (UTC when it has no offset), or a date YYYY-MM-DD meaning that day 00:00 Argentina time (UTC−03:00).'
@@ -14,7 +19,7 @@ const bound = (which: 'from' | 'to') =>
 const action = (description?: string) =>
   t.Union([t.Literal('create'), t.Literal('update'), t.Literal('cancel'), t.Literal('revert'), t.Literal('delete')], { description })
 const channel = (description?: string) =>
-  t.Union([t.Literal('messaging'), t.Literal('twin'), t.Literal('cli'), t.Literal('setup'), t.Literal('dashboard')], { description })
+  t.Union([t.Literal('messaging'), t.Literal('twin'), t.Literal('cli'), t.Literal('setup'), t.Literal('dispenser'), t.Literal('dashboard')], { description })
 
 const actor = t.Object(
   {
@@ -37,9 +42,9 @@ const entry = t.Object({
   action: action(),
   raw_action: t.Union([t.Literal('INSERT'), t.Literal('UPDATE'), t.Literal('DELETE')]),
   actor,
-  channel: t.Union([t.String(), t.Null()], { description: '`messaging` or `twin` for rows of operations made by a tool run (and their transactions); `cli` for changes made with the operator CLI (`bun run admin`), `setup` for the first-run setup; else null' }),
+  channel: t.Union([t.String(), t.Null()], { description: '`messaging` or `twin` for rows of operations made by a tool run (and their transactions); `cli` for changes made with the operator CLI (`bun run admin`), `setup` for the first-run setup, `dispenser` for tickets taken at a dispenser; else null' }),
   channel_detail: t.Record(t.String(), t.Any(), {
-    description: '`{ requested_by: { contact_id, phone, employee { id, name }, client { id, name } } }` for tool-run rows; `{}` otherwise.',
+    description: '`{ requested_by: { contact_id, phone, employee { id, name }, client { id, name } } }` for tool-run rows; `{ dispenser: { id, name } }` for a dispenser\'s; `{}` otherwise.',
   }),
   timestamp: DateTime,
   before: snapshot,

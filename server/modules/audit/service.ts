@@ -84,9 +84,13 @@ type Row = typeof auditLogs.$inferSelect
 
 const OBJECT = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-/** Tool runs record `{ requested_by }`; a detail stored bare is the requester itself, so it is wrapped the same way. */
-function channelDetail(stored: unknown): Record<string, unknown> {
+/**
+ * Tool runs record `{ requested_by }`; a tool run's detail stored bare is the requester itself, so it is wrapped the
+ * same way. The other channels' details (the CLI's command, a dispenser) are answered as recorded.
+ */
+function channelDetail(channel: string | null, stored: unknown): Record<string, unknown> {
   if (!OBJECT(stored)) return {}
+  if (channel !== 'messaging' && channel !== 'twin') return stored
   return 'requested_by' in stored ? stored : { requested_by: stored }
 }
 
@@ -231,7 +235,7 @@ function entryDto(r: Row, actors: Map<string, { id: number; name: string }>, pla
     raw_action: r.rawAction as 'INSERT',
     actor: { id: who?.id ?? null, name: who?.name ?? null, email: r.actorEmail ?? null },
     channel: r.channel ?? null,
-    channel_detail: channelDetail(r.channelDetail),
+    channel_detail: channelDetail(r.channel, r.channelDetail),
     timestamp: r.createdAt.toISOString(),
     before: snapshot(r.before),
     after: snapshot(r.after),

@@ -23,7 +23,7 @@ export const DocumentModel = {
     {
       type: documentType,
       number: t.String({ minLength: 1, maxLength: 60, description: `The document number as written. ${NUMBER_RULE}` }),
-      country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 code of the issuing country (any case, stored upper case); default AR' })),
+      country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', minLength: 2, maxLength: 2, description: 'ISO 3166-1 alpha-2 code of the issuing country (any case, stored upper case); default AR' })),
     },
     { additionalProperties: false },
   ),

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
+import { bodyBounds } from '../../plugins/body-limit'
 import { errors, Id, IdParams } from '../../lib/models'
 import { ClientModel } from './model'
 import {
@@ -21,7 +22,7 @@ import {
 
 const Deleted = t.Object({ deleted: t.Literal(true) })
 const SCOPE =
-  'Clients are company records: an employee limited to some clients (client_ids) still reads every client; the limit applies to operations.'
+  'An employee limited to some clients (client_ids) reads only those: the list leaves the others out and any other id is 404.'
 const detail = (summary: string, description: string) => ({ tags: ['Clients'], summary, description })
 const tagDetail = (summary: string, description: string) => ({ tags: ['Tags'], summary, description })
 
@@ -43,7 +44,10 @@ export const clientsModule = (app: AppContext) =>
         response: { 200: ClientModel.list, ...errors(400) },
         detail: detail(
           'List clients with their accounts and tags',
-          `Internal cajas (type 0) and external accounts (type 1), ordered by name (byte order) then id. \`description\` matches any part of the description, ignoring case. \`document\` finds the clients whose document number is exactly that one once normalised (dots, spaces and dashes removed, upper case), whatever the document's type; a value with nothing searchable left is 400. \`count\` is every match over all pages. pageSize defaults to 50, at most 200. ${SCOPE}`,
+          [
+            `Internal cajas (type 0) and external accounts (type 1), ordered by name (byte order) then id. \`description\` matches any part of the description, ignoring case. \`document\` finds the clients whose document number is exactly that one once normalised (dots, spaces and dashes removed, upper case), whatever the document's type; a value with nothing searchable left is 400. \`count\` is every match over all pages. pageSize defaults to 50, at most 200. Every filter given must hold (they combine with and). ${SCOPE}`,
+            'Additions beyond the contract: `search` matches any part of the name or of the description, ignoring case (how a cashier finds a customer by name); `%` and `_` in it are literal, as in `description`. `ids` lists up to 200 client ids and `account_ids` up to 200 account ids (the clients holding them), each as a comma-separated list such as `3,17,42`: what a screen showing operations asks for the names behind the ids on its page. An id of another company or a deleted client matches nothing; a malformed list, an id above 2147483647 or more than 200 ids is 400 `VALIDATION_ERROR`.',
+          ].join('\n\n'),
         ),
       },
     )
@@ -58,6 +62,8 @@ export const clientsModule = (app: AppContext) =>
     })
     .post('/clients/batch', ({ run, body }) => run(async (tx, caller) => ({ data: await createClients(tx, caller, body.clients) })), {
       policy: { permission: 'clients.edit', idempotent: true },
+      // A thousand clients hold more elements than any single write: their own bound (BATCH_MAX_JSON_ELEMENTS).
+      parse: [bodyBounds({ maxElements: app.config.batchMaxJsonElements })],
       body: ClientModel.batch,
       response: { 201: ClientModel.batchCreated, ...errors(409, 422) },
       detail: detail(

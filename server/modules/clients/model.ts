@@ -86,6 +86,24 @@ export const ClientModel = {
   listQuery: t.Object({
     ...pageQuery(200),
     description: t.Optional(t.String({ maxLength: 200, description: "Case-insensitive part of the client's description" })),
+    search: t.Optional(
+      t.String({
+        maxLength: 200,
+        description: "Case-insensitive part of the client's name or of its description (`%` and `_` are literal). An addition beyond the contract.",
+      }),
+    ),
+    ids: t.Optional(
+      t.String({
+        maxLength: 2400,
+        description: 'Only these clients: a comma-separated list of up to 200 client ids, e.g. `3,17,42`. An addition beyond the contract.',
+      }),
+    ),
+    account_ids: t.Optional(
+      t.String({
+        maxLength: 2400,
+        description: 'Only the clients holding these accounts: a comma-separated list of up to 200 account ids. An addition beyond the contract.',
+      }),
+    ),
     type: t.Optional(clientTypeQuery),
     document: t.Optional(t.String({ minLength: 1, maxLength: 60, description: `A document number, matched exactly whatever the document's type. ${NUMBER_RULE}` })),
   }),
@@ -106,7 +124,7 @@ export const ClientModel = {
   tagCreate: t.Object(
     {
       name: t.String({ minLength: 1, maxLength: 100 }),
-      color: t.String({ pattern: '^#[0-9A-Fa-f]{6}$', description: 'Hex color #RRGGBB' }),
+      color: t.String({ pattern: '^#[0-9A-Fa-f]{6}$', maxLength: 7, description: 'Hex color #RRGGBB' }),
     },
     { additionalProperties: false },
   ),

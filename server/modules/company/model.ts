@@ -27,7 +27,7 @@ export const CompanyProfileModel = {
     {
       name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
       timezone: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. America/Argentina/Buenos_Aires' })),
-      local_currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$', description: '3 capital letters, e.g. ARS' })),
+      local_currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$', minLength: 3, maxLength: 3, description: '3 capital letters, e.g. ARS' })),
       till_tolerance: t.Optional(NonNegativeMoney('Till tolerance')),
       legal_name: optionalText(200, 'Legal name (razón social)'),
       tax_id: optionalText(20, 'Tax id, e.g. a CUIT 30-71234567-9'),

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { issueKey, KeyModel } from '../../access/keys'
 import { routePolicy } from '../../access/policy'
-import { errors, IdParams } from '../../lib/models'
+import { errors, IdParams, pageQuery, Pagination } from '../../lib/models'
 import { EmployeeModel } from './model'
 import { createEmployee, deleteEmployee, getEmployee, employeeDto, issueEmployeeKey, listEmployees, listKeys, revokeKey, updateEmployee } from './service'
 
@@ -11,6 +11,9 @@ const detail = (summary: string, description?: string) => ({ tags: ['Employees a
 
 /** A company key, an owner, or an employee with `employees.manage` within its limits (server/access/delegation.ts). */
 const MANAGE = { permission: 'employees.manage' } as const
+/** The key total, as every route that issues a key says it. */
+const KEY_TOTAL =
+  'A company holds at most `MAX_API_KEYS_PER_COMPANY` (default 200) live keys, company and employee keys together: one more is 409 `API_KEY_LIMIT_REACHED` (revoke one first).'
 const LIMITS =
   'With `employees.manage` (not an owner): only within the permissions and clients the caller holds itself (granting or removing one it lacks → 403), never on an owner or on an employee holding more than the caller (403), never its own permissions (403). Only a company key or an owner grants or removes `company.admin`.'
 
@@ -49,27 +52,31 @@ export const employeesModule = (app: AppContext) =>
     })
     .post(
       '/employees/:id/api-keys',
-      ({ run, params, body }) => run((tx, caller) => issueEmployeeKey(tx, caller, params.id, body.name)),
+      ({ run, params, body }) => run((tx, caller) => issueEmployeeKey(tx, caller, params.id, body.name, app.config.maxApiKeysPerCompany)),
       {
         // Not replayable by Idempotency-Key: the secret is never stored, so a second answer could not repeat it.
         policy: { ...MANAGE, tx: 'write', status: 201 },
         params: IdParams,
         body: KeyModel.create,
-        response: { 201: KeyModel.issued },
-        detail: detail('Issue an employee API key (the secret is shown only once)', LIMITS),
+        response: { 201: KeyModel.issued, ...errors(409) },
+        detail: detail('Issue an employee API key (the secret is shown only once)', `${LIMITS} ${KEY_TOTAL}`),
       },
     )
-    .post('/api-keys', ({ run, body }) => run((tx, caller) => issueKey(tx, caller.companyId, null, body.name)), {
+    .post('/api-keys', ({ run, body }) => run((tx, caller) => issueKey(tx, caller.companyId, null, body.name, app.config.maxApiKeysPerCompany)), {
       // Not replayable by Idempotency-Key, for the same reason.
       policy: { companyKeyOnly: true, tx: 'write', status: 201 },
       body: KeyModel.create,
-      response: { 201: KeyModel.issued, ...errors(400) },
-      detail: detail('Issue a company API key (the secret is shown only once)', 'The key holds every permission, as the company itself.'),
+      response: { 201: KeyModel.issued, ...errors(400, 409) },
+      detail: detail('Issue a company API key (the secret is shown only once)', `The key holds every permission, as the company itself. ${KEY_TOTAL}`),
     })
-    .get('/api-keys', ({ run }) => run(async (tx, caller) => ({ data: await listKeys(tx, caller) })), {
+    .get('/api-keys', ({ run, query }) => run((tx, caller) => listKeys(tx, caller, query.page ?? 1, query.pageSize ?? 50)), {
       policy: { companyKeyOnly: true },
-      response: { 200: t.Object({ data: t.Array(KeyModel.listed) }) },
-      detail: detail('List the company\'s live API keys (without their values)', '`employee_id` is null for a company key. Keys of deleted employees, which no longer work, are left out.'),
+      query: t.Object(pageQuery()),
+      response: { 200: t.Object({ data: t.Array(KeyModel.listed), pagination: Pagination }) },
+      detail: detail(
+        'List the company\'s live API keys (without their values)',
+        '`employee_id` is null for a company key. Keys of deleted employees, which no longer work, are left out. Oldest first, a page at a time: `page` (from 1) and `pageSize` (default 50, at most 200); `data` as before, with `pagination: { page, pageSize, total, totalPages }` beside it.',
+      ),
     })
     .delete('/api-keys/:id', ({ run, params }) => run((tx, caller) => revokeKey(tx, caller, params.id)), {
       policy: { ...MANAGE, tx: 'write' },

@@ -14,7 +14,7 @@ export const EmployeeModel = {
     {
       email: t.String({ format: 'email', maxLength: 254 }),
       name: t.String({ minLength: 1, maxLength: 200 }),
-      permissions: t.Array(permission, { uniqueItems: true }),
+      permissions: t.Array(permission, { uniqueItems: true, maxItems: PERMISSIONS.length }),
       client_ids: t.Optional(clientIds),
       password: t.Optional(password),
     },
@@ -24,7 +24,7 @@ export const EmployeeModel = {
     {
       email: t.Optional(t.String({ format: 'email', maxLength: 254 })),
       name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-      permissions: t.Optional(t.Array(permission, { uniqueItems: true })),
+      permissions: t.Optional(t.Array(permission, { uniqueItems: true, maxItems: PERMISSIONS.length })),
       client_ids: t.Optional(clientIds),
       password: t.Optional(password),
     },

@@ -7,6 +7,7 @@ import { issueKey } from '../../access/keys'
 import { hashPassword } from '../../access/passwords'
 import { endSessions } from '../../access/sessions'
 import { conflict, forbidden, notFound, unprocessable } from '../../lib/errors'
+import { pagination } from '../../lib/models'
 
 type Row = typeof employees.$inferSelect
 
@@ -81,14 +82,20 @@ export async function getEmployee(db: Executor, caller: Caller, id: number, lock
   return row
 }
 
-/** A key for an employee, issued only by a caller that may act for that employee. */
-export async function issueEmployeeKey(tx: Tx, caller: Caller, id: number, name: string) {
+/** A key for an employee, issued only by a caller that may act for that employee, within the company's key total. */
+export async function issueEmployeeKey(tx: Tx, caller: Caller, id: number, name: string, maxLive: number) {
   checkDelegation(caller, { target: await getEmployee(tx, caller, id, true) })
-  return issueKey(tx, caller.companyId, id, name)
+  return issueKey(tx, caller.companyId, id, name, maxLive)
 }
 
-/** The company's live keys, without their values; `employee_id` null for a company key. */
-export async function listKeys(db: Executor, caller: Caller) {
+/** The company's live keys, without their values, oldest first, a page of them; `employee_id` null for a company key. */
+export async function listKeys(db: Executor, caller: Caller, page: number, pageSize: number) {
+  const live = and(eq(apiKeys.companyId, caller.companyId), isNull(apiKeys.revokedAt), isNull(employees.deletedAt))
+  const [{ total }] = await db
+    .select({ total: sql<number>`count(*)::int` })
+    .from(apiKeys)
+    .leftJoin(employees, eq(employees.id, apiKeys.employeeId))
+    .where(live)
   const rows = await db
     .select({
       id: apiKeys.id,
@@ -101,9 +108,11 @@ export async function listKeys(db: Executor, caller: Caller) {
     .from(apiKeys)
     .leftJoin(employees, eq(employees.id, apiKeys.employeeId))
     .leftJoin(apiKeyUses, eq(apiKeyUses.apiKeyId, apiKeys.id))
-    .where(and(eq(apiKeys.companyId, caller.companyId), isNull(apiKeys.revokedAt), isNull(employees.deletedAt)))
+    .where(live)
     .orderBy(apiKeys.id)
-  return rows.map((r) => ({
+    .limit(pageSize)
+    .offset((page - 1) * pageSize)
+  const data = rows.map((r) => ({
     id: r.id,
     name: r.name,
     prefix: r.prefix,
@@ -111,6 +120,7 @@ export async function listKeys(db: Executor, caller: Caller) {
     created_at: r.createdAt.toISOString(),
     last_used_at: r.lastUsedAt ? r.lastUsedAt.toISOString() : null,
   }))
+  return { data, pagination: pagination(page, pageSize, Number(total)) }
 }
 
 export async function updateEmployee(

@@ -6,7 +6,7 @@ import { OperationModel } from '../operations/model'
 const Side = t.Union([t.Literal('buy'), t.Literal('sell')], {
   description: '`buy`: the house buys the foreign currency (the customer hands it in); `sell`: the house sells it',
 })
-const DateInput = (description: string) => t.Union([t.String({ format: 'date-time' }), t.String({ format: 'date' })], { description })
+const DateInput = (description: string) => t.Union([t.String({ format: 'date-time', maxLength: 40 }), t.String({ format: 'date', maxLength: 10 })], { description })
 
 const create = t.Object(
   {

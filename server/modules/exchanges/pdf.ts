@@ -1,4 +1,4 @@
-import { formatArs } from '../../../kiosk/src/manage/decimal'
+import { formatEsAr } from '../../lib/money'
 import { localDateTime, pdfDocument } from '../../lib/pdf'
 import type { ReceiptView } from './service'
 
@@ -13,7 +13,7 @@ const SIDE = { buy: 'Compra', sell: 'Venta' } as const
 
 const DOCUMENT_WORDS: Record<string, string> = { DNI: 'DNI', PASAPORTE: 'Pasaporte', CUIT: 'CUIT', CUIL: 'CUIL', CI: 'CI', OTRO: 'Documento' }
 
-const money = (value: { rawJSON: string }) => formatArs(value.rawJSON)
+const money = (value: { rawJSON: string }) => formatEsAr(value.rawJSON)
 
 /** Draws the whole receipt from the top of the page; the caller sizes the page to where it ends. */
 function draw(doc: PDFKit.PDFDocument, view: ReceiptView) {

@@ -5,9 +5,8 @@ import { fixedStatement } from '../../../db/statement'
 import { can, type Caller } from '../../access/caller'
 import { ApiError, conflict, forbidden, invalid, notFound, unprocessable } from '../../lib/errors'
 import { pagination } from '../../lib/models'
-import { D, isExactMoney, MONEY_LIMIT, toJson, type Dec } from '../../lib/money'
+import { D, formatEsAr, isExactMoney, MONEY_LIMIT, toJson, type Dec } from '../../lib/money'
 import { operationVisible } from '../../lib/scope'
-import { formatArs } from '../../../kiosk/src/manage/decimal'
 import { createClient } from '../clients/service'
 import { checkDocument, documentOf, type ClientDocument, type DocumentType } from '../clients/document'
 import { exchangeDetailDto, receiptNumber, type ExchangeDetail } from '../operations/exchange-detail'
@@ -261,7 +260,7 @@ export async function createExchange(tx: Tx, caller: Caller, input: CreateExchan
     {
       operation_type_id: ctx.operation_type_id,
       client_id: client?.id ?? null,
-      description: input.description ?? `${SIDE_WORDS[side]} de ${formatArs(amount.toFixed())} ${currency} a ${formatArs(rate.toFixed())}`,
+      description: input.description ?? `${SIDE_WORDS[side]} de ${formatEsAr(amount.toFixed())} ${currency} a ${formatEsAr(rate.toFixed())}`,
       status,
       transactions: [
         { account_id: foreignAccount!.id, amount: foreignLeg.toFixed() },

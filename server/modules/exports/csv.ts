@@ -1,7 +1,7 @@
 /**
- * RFC 4180 output: fields joined by commas, records ended by CRLF, a field quoted when it holds the separator,
- * a double quote, CR or LF, and quotes inside doubled. `separator` is `;` for files opened by a spreadsheet set to
- * Spanish, where the comma is the decimal mark (the till day report).
+ * RFC 4180 output: fields joined by commas (or the given separator, `;` where the comma is the decimal mark),
+ * records ended by CRLF, a field quoted when it holds the separator, a double quote, CR or LF, and quotes inside
+ * doubled.
  */
 export function csvField(value: string, separator = ','): string {
   return value.includes(separator) || /["\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value

@@ -95,7 +95,9 @@ export const exportsModule = (app: AppContext) =>
               },
             },
             400: errorResponse('Invalid id, `from`, `to` or `format`; `from` after `to`'),
-            401: errorResponse('Missing or invalid key or grant; expired or revoked grant'),
+            401: errorResponse(
+              'Missing or invalid key or grant; expired or revoked grant. For a grant that was real, `details` says which: `{ reason: "revoked" | "expired", at }` (`at`: when it was revoked or expired).',
+            ),
             403: errorResponse('Employee key without `clients.view`'),
             404: errorResponse('Client missing, deleted, of another company, or not the grant’s client'),
             503: errorResponse('A statement of the export ran past `EXPORT_STATEMENT_TIMEOUT_MS`, or the database could not take it now; with `Retry-After`'),

@@ -22,12 +22,14 @@ export const ExportsModel = {
   statementQuery: t.Object({
     from: t.Optional(
       t.String({
+        maxLength: 40,
         description:
           'Inclusive lower bound on `completed_at`: a date `YYYY-MM-DD` (that day 00:00 in the company time zone) or an ISO 8601 date-time with `Z` or an offset. Omitted: from the first transaction.',
       }),
     ),
     to: t.Optional(
       t.String({
+        maxLength: 40,
         description:
           'Inclusive upper bound on `completed_at`: a date `YYYY-MM-DD` (the whole of that day in the company time zone) or an ISO 8601 date-time with `Z` or an offset. Omitted: no upper bound, so each closing balance equals the account balance.',
       }),

@@ -3,6 +3,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
 import { errors } from '../../lib/models'
+import { parseExactNumbers } from '../../lib/money'
 import { mcpServerFor } from './server'
 import { McpModel } from './model'
 
@@ -23,7 +24,7 @@ const detail = {
 /** Says which credential to send, so MCP clients do not take the 401 for an OAuth challenge. */
 const CHALLENGE = 'ApiKey header="x-api-key"'
 
-const TRANSPORT_CODES: Record<number, string> = { 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' }
+const TRANSPORT_CODES: Record<number, string> = { 415: 'UNSUPPORTED_MEDIA_TYPE' }
 
 /**
  * The transport answers HTTP-level rejections (bad Accept or Content-Type, unparsable JSON-RPC) with a
@@ -50,7 +51,26 @@ function withLenientAccept(request: Request): Request {
   if (!takesJson) return request
   const headers = new Headers(request.headers)
   headers.set('accept', 'application/json, text/event-stream')
-  return new Request(request, { headers })
+  // The body is already read and handed over parsed; the transport reads only the method, URL and headers.
+  return new Request(request.url, { method: request.method, headers })
+}
+
+/**
+ * The body as every other route reads it (`parseExactNumbers`): a number a double cannot hold exactly, such as money
+ * sent as `1234567890123.123457`, stays its text, which the tools take as they take a decimal string. The transport
+ * would `JSON.parse` it and round; it is handed the parsed message instead (`parsedBody`).
+ */
+async function readMessage(request: Request): Promise<{ ok: true; message: unknown } | { ok: false; answer: Response }> {
+  const text = await request.text()
+  try {
+    return { ok: true, message: parseExactNumbers(text) }
+  } catch {
+    const answer = new Response(JSON.stringify({ error: 'Parse error: Invalid JSON', code: 'VALIDATION_ERROR' }), {
+      status: 400,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    })
+    return { ok: false, answer }
+  }
 }
 
 
@@ -61,11 +81,13 @@ export const mcpModule = (app: AppContext) =>
       '/mcp',
       async ({ caller, request, headers }) => {
         const idempotencyKey = headers['idempotency-key']
+        const body = await readMessage(request)
+        if (!body.ok) return body.answer
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
         const server = mcpServerFor(app, caller, { idempotencyKey })
         await server.connect(transport)
         try {
-          const res = await transport.handleRequest(withLenientAccept(request))
+          const res = await transport.handleRequest(withLenientAccept(request), { parsedBody: body.message })
           return res.status >= 400 ? await apiError(res) : res
         } finally {
           // Stateless: with JSON responses the answer is complete here, so the per-request server can go.

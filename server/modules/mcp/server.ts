@@ -16,6 +16,8 @@ function propertySchema(p: StoredParameter, currencies: string[], rule: FieldRul
   const base = { title: p.label, description: p.label }
   if (rule && 'enum' in rule) return { ...base, type: 'string', enum: [...rule.enum] }
   if (rule && 'positive' in rule) return { ...base, type: 'number', exclusiveMinimum: 0 }
+  // Amounts keep six decimal places: anything smaller would be stored as 0.
+  if (rule && 'amount' in rule) return { ...base, type: 'number', minimum: 0.000001 }
   if (rule && 'id' in rule) return { ...base, type: 'integer', minimum: 1, maximum: 2147483647, description: `${p.label} (id)` }
   return typeSchema(p, currencies, base)
 }

@@ -9,6 +9,8 @@ const Currency = t.String({ minLength: 1, maxLength: 32 })
 const Description = t.String({ maxLength: 2000 })
 const OperationTypeId = t.Optional(
   t.Integer({
+    minimum: 1,
+    maximum: 2147483647,
     description:
       'Operation type of the caller\'s company whose kind matches `toolKind`. Missing or of another company → 422 `OPERATION_TYPE_NOT_FOUND`; other kind → 422 `OPERATION_TYPE_KIND_MISMATCH`.',
   }),
@@ -149,7 +151,7 @@ const Slug = t.String({
 
 const RequestedBy = t.Object(
   {
-    contact_id: t.Integer({ description: 'The messaging contact who asked' }),
+    contact_id: t.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: 'The messaging contact who asked' }),
     phone: t.String({ maxLength: 50 }),
     employee_id: opt(RefId),
     client_id: opt(RefId),

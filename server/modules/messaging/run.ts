@@ -3,7 +3,7 @@ import { accounts, clients, employees, messagingDrafts } from '../../../db/schem
 import type { Tx } from '../../../db/client'
 import type { Caller } from '../../access/caller'
 import { conflict, unprocessable, type ErrorCode } from '../../lib/errors'
-import { dec, isFiniteDecimal, toMoney, type Dec } from '../../lib/money'
+import { dec, isFiniteDecimal, storedAmount, toMoney, type Dec } from '../../lib/money'
 import { createOperation } from '../operations/service'
 import { findAccount, findCostCenter } from '../../lib/references'
 import { setAuditChannel } from '../../lib/write'
@@ -53,20 +53,20 @@ export const invalidParameters = (problems: ParameterProblem[]) =>
  * positive amount, an id. A run checks every bot value against these before building, so all bad fields are named
  * at once, and the MCP input schema publishes them (`enum`, `exclusiveMinimum`).
  */
-export type FieldRule = { enum: readonly string[] } | { positive: true } | { id: true }
+export type FieldRule = { enum: readonly string[] } | { positive: true } | { amount: true } | { id: true }
 
 export const FIELD_RULES: Record<ToolKind, Record<string, FieldRule>> = {
   up_down: {
     mode: { enum: ['standard', 'internal_transfer', 'third_party'] },
     direction: { enum: ['up', 'down'] },
-    amount: { positive: true },
+    amount: { amount: true },
     sourceAccountId: { id: true },
     destinationAccountId: { id: true },
     clientId: { id: true },
   },
   exchange: {
     side: { enum: ['buy', 'sell'] },
-    quoteAmount: { positive: true },
+    quoteAmount: { amount: true },
     fx: { positive: true },
     localAccountId: { id: true },
     quoteAccountId: { id: true },
@@ -74,7 +74,7 @@ export const FIELD_RULES: Record<ToolKind, Record<string, FieldRule>> = {
   budget: {
     direction: { enum: ['expense', 'income'] },
     paymentSourceMode: { enum: ['internal', 'external'] },
-    amount: { positive: true },
+    amount: { amount: true },
     costCenterId: { id: true },
     internalAccountId: { id: true },
     payerClientId: { id: true },
@@ -82,11 +82,23 @@ export const FIELD_RULES: Record<ToolKind, Record<string, FieldRule>> = {
   other: {},
 }
 
+/**
+ * An amount a leg will carry, as it is stored (numeric(28,6): six places, half away from zero), when that is above
+ * zero. Every leg is computed from amounts as stored, so what the operation shows is what the stated rate gives.
+ */
+const storedPositive = (value: unknown): Dec | undefined => {
+  const stored = storedAmount(value)
+  return stored !== null && dec(stored).gt(0) ? dec(stored) : undefined
+}
+
+const TOO_SMALL = 'must be at least 0.000001 (amounts keep six decimal places)'
+
 /** A value a field's rule refuses: the message; undefined when the rule is met. */
 function breaks(rule: FieldRule | undefined, value: unknown): string | undefined {
   if (!rule) return undefined
   if ('enum' in rule) return typeof value === 'string' && rule.enum.includes(value) ? undefined : `must be one of ${rule.enum.join(', ')}`
   if ('positive' in rule) return isFiniteDecimal(value) && dec(value).gt(0) ? undefined : 'must be greater than zero'
+  if ('amount' in rule) return storedPositive(value) ? undefined : isFiniteDecimal(value) && dec(value).gt(0) ? TOO_SMALL : 'must be greater than zero'
   return asId(value) === undefined ? 'must be a positive integer id' : undefined
 }
 
@@ -186,10 +198,18 @@ class Merge {
     throw this.reject(key, `must be one of ${allowed.join(', ')}`)
   }
 
+  /** A rate or factor, exact as given. */
   positive(key: string): Dec {
     const v = this.values[key]
     if (!isFiniteDecimal(v) || !dec(v).gt(0)) throw this.reject(key, 'must be greater than zero')
     return dec(v)
+  }
+
+  /** An amount a leg carries, as it will be stored (`storedPositive`). */
+  amount(key: string): Dec {
+    const problem = breaks({ amount: true }, this.values[key])
+    if (problem) throw this.reject(key, problem)
+    return storedPositive(this.values[key])!
   }
 
   id(key: string): number {
@@ -238,7 +258,7 @@ async function buildUpDown(m: Merge): Promise<Built> {
     const direction = m.oneOf('direction', ['up', 'down'] as const, 'up')
     if (!m.has('destinationAccountId')) m.need('amount', 'clientId', 'currency')
     else m.need('amount')
-    const amount = m.positive('amount')
+    const amount = m.amount('amount')
     let target: Account
     if (m.has('destinationAccountId')) target = await m.account('destinationAccountId')
     else {
@@ -262,7 +282,7 @@ async function buildUpDown(m: Merge): Promise<Built> {
     return { legs, clientId, costCenterId: null }
   }
   m.need('sourceAccountId', 'destinationAccountId', 'amount')
-  const amount = m.positive('amount')
+  const amount = m.amount('amount')
   const source = await m.account('sourceAccountId')
   const destination = await m.account('destinationAccountId')
   if (source.id === destination.id) throw m.reject('destinationAccountId', 'must differ from the source account')
@@ -285,13 +305,16 @@ async function buildUpDown(m: Merge): Promise<Built> {
 async function buildExchange(m: Merge): Promise<Built> {
   const side = m.oneOf('side', ['buy', 'sell'] as const, 'buy')
   m.need('localAccountId', 'quoteAccountId', 'quoteAmount', 'fx')
-  const quoteAmount = m.positive('quoteAmount')
+  const quoteAmount = m.amount('quoteAmount')
   const fx = m.positive('fx')
   const local = await m.account('localAccountId')
   const quote = await m.account('quoteAccountId')
   if (local.currency === quote.currency)
     throw m.reject('quoteAccountId', `both accounts are in ${local.currency}; they must differ`, 'CURRENCIES_MUST_DIFFER')
+  // From the quote leg as stored, so the two legs keep the stated rate (0.0000006 USD at 1,000,000 is stored as
+  // 0.000001, and its local leg is 1, not 0.6).
   const localAmount = dec(toMoney(quoteAmount.mul(fx)))
+  if (localAmount.isZero()) throw m.reject('quoteAmount', `at ${fx.toFixed()} the local amount rounds to 0; ${TOO_SMALL}`)
   // Compra (buy): the quote currency comes in and local goes out; venta (sell) the reverse.
   const inQuote = side === 'buy' ? 1 : -1
   return {
@@ -308,7 +331,7 @@ async function buildBudget(m: Merge): Promise<Built> {
   const direction = m.oneOf('direction', ['expense', 'income'] as const, 'expense')
   const source = m.oneOf('paymentSourceMode', ['internal', 'external'] as const, 'internal')
   m.need('costCenterId', 'amount', ...(source === 'external' ? ['payerClientId'] : []))
-  const amount = m.positive('amount')
+  const amount = m.amount('amount')
   const cc = await findCostCenter(m.tx, m.companyId, m.id('costCenterId'))
   if (!cc) throw m.reject('costCenterId', `unknown cost center ${m.values.costCenterId}`, 'UNKNOWN_COST_CENTER')
   let account: Account

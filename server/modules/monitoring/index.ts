@@ -3,7 +3,7 @@ import type { AppContext } from '../../context'
 import { telemetryOf, type Telemetry } from '../../infra/telemetry'
 import { OVERLOAD_RETRY_AFTER_S } from '../../lib/admission'
 import { ApiError } from '../../lib/errors'
-import { ErrorBody, errors as errorAnswers } from '../../lib/models'
+import { ErrorBody } from '../../lib/models'
 import { sameDigest, sha256 } from '../../lib/secrets'
 import { apiErrorResponse } from '../../plugins/errors'
 import { MonitoringModel as M } from './model'
@@ -52,7 +52,8 @@ export const monitoringModule = (app: AppContext) => {
         return { status: 'ok' as const }
       },
       {
-        response: { 200: M.alive, ...errorAnswers() },
+        // Exempt from the rate limits: never 429.
+        response: { 200: M.alive, 503: ErrorBody },
         detail: {
           tags: [TAG],
           security: [],
@@ -70,7 +71,7 @@ export const monitoringModule = (app: AppContext) => {
         return { status: 'ready' as const }
       },
       {
-        response: { 200: M.ready, ...errorAnswers() },
+        response: { 200: M.ready, 503: ErrorBody },
         detail: {
           tags: [TAG],
           security: [],

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
+import { bodyBounds } from '../../plugins/body-limit'
 import { errors, IdParams } from '../../lib/models'
 import { OperationModel } from './model'
 import {
@@ -97,6 +98,8 @@ export const operationsModule = (app: AppContext) =>
       ({ run, body }) => run(async (tx, caller) => ({ data: await createOperations(tx, caller, body.operations) })),
       {
         policy: { permission: 'operations.create', idempotent: true },
+        // A thousand operations hold more elements than any single write: their own bound (BATCH_MAX_JSON_ELEMENTS).
+        parse: [bodyBounds({ maxElements: app.config.batchMaxJsonElements })],
         body: OperationModel.batch,
         response: { 201: OperationModel.batchCreated, ...errors(400, 422) },
         detail: {

@@ -7,7 +7,7 @@ const Kind = t.Union([t.Literal('up_down'), t.Literal('other'), t.Literal('excha
 const TxStatus = t.Union([t.Literal('pending'), t.Literal('completed'), t.Literal('cancelled')])
 const opStatus = (description?: string) =>
   t.Union([t.Literal('pending'), t.Literal('completed'), t.Literal('cancelled'), t.Literal('mixed')], { description })
-const DateInput = t.Union([t.String({ format: 'date-time' }), t.String({ format: 'date' })], {
+const DateInput = t.Union([t.String({ format: 'date-time', maxLength: 40 }), t.String({ format: 'date', maxLength: 10 })], {
   description: 'ISO 8601 date-time, or a date `YYYY-MM-DD` meaning that day 00:00 in the company time zone',
 })
 
@@ -132,7 +132,7 @@ export const OperationModel = {
       client_id: t.Optional(Id),
       from: t.Optional(DateInput),
       to: t.Optional(
-        t.Union([t.String({ format: 'date-time' }), t.String({ format: 'date' })], {
+        t.Union([t.String({ format: 'date-time', maxLength: 40 }), t.String({ format: 'date', maxLength: 10 })], {
           description: 'Inclusive upper bound on `date`; a date `YYYY-MM-DD` means the whole of that day in the company time zone',
         }),
       ),

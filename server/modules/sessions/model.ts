@@ -18,5 +18,12 @@ export const SessionModel = {
     },
     { additionalProperties: false },
   ),
-  session: t.Object({ employee, expires_at: DateTime }),
+  session: t.Object({
+    employee,
+    company: t.Object(
+      { id: t.Integer(), name: t.String(), timezone: t.String({ description: 'IANA zone: the apps show times in it' }) },
+      { description: 'The company the session was opened in' },
+    ),
+    expires_at: DateTime,
+  }),
 }

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
 import { openSession, sessionCookie } from '../../access/sessions'
-import { appPage, APPS_DIST, pageNotFound } from '../../lib/app-pages'
+import { appPage, APPS_DIST } from '../../lib/app-pages'
 import { eventTransaction } from '../../lib/events'
 import { forbidden, notFound } from '../../lib/errors'
 import { ErrorBody, JSON_BODY } from '../../lib/models'
@@ -10,11 +10,12 @@ import { anyCompany, runSetup } from './service'
 
 /**
  * The first run: while the database holds no company, `GET /setup` serves the setup page and `POST /api/setup` makes
- * the company and its owner with the token printed at start. Once a company exists both are 404, for good.
+ * the company and its owner with the token printed at start. Once a company exists both are 404, for good; a person
+ * who opens an old or used link gets that 404 as a page in Spanish that sends them to the manager app.
  */
 export const setupModule = (app: AppContext, dist = APPS_DIST) =>
   new Elysia()
-    .get('/setup', async () => ((await anyCompany(app.db)) ? pageNotFound() : appPage(dist, 'setup.html')), { detail: { hide: true } })
+    .get('/setup', async () => ((await anyCompany(app.db)) ? appPage(dist, 'setup-done.html', 404) : appPage(dist, 'setup.html')), { detail: { hide: true } })
     .post(
       '/api/setup',
       async ({ body, set }) => {

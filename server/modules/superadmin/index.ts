@@ -7,6 +7,7 @@ import { errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/model
 import { claimOnce, PLATFORM_SCOPE } from '../../lib/write'
 import { CompanyModel } from './model'
 import { notFound } from '../../lib/errors'
+import { requestLimits } from '../../plugins/rate-limit'
 import { createCompany, getCompany, superadminVerifier, updateCompany } from './service'
 
 /** Platform operators; the per-company module flags change only here. */
@@ -20,17 +21,26 @@ export const superadmin = (app: AppContext) => {
     })
   const detail = { tags: ['Superadmin'], security: [{ bearer: [] }] }
   const operators = new WeakMap<Request, Promise<string>>()
-  const operatorOf = (request: Request) => {
+  const limits = requestLimits(app)
+  const operatorOf = (request: Request, headers: Record<string, string | number>) => {
     let operator = operators.get(request)
-    if (!operator) operators.set(request, (operator = verify(request.headers.get('authorization') ?? undefined)))
+    if (!operator) {
+      const authorization = request.headers.get('authorization') ?? undefined
+      operator = verify(authorization).then(async (email) => {
+        // A verified token is a credential of its own for the rate limits, as a company's key is.
+        await limits.authenticated(request, { kind: 'bearer', value: authorization!.replace(/^Bearer\s+/i, '') }, null, headers)
+        return email
+      })
+      operators.set(request, operator)
+    }
     return operator
   }
   return new Elysia({ prefix: '/api/superadmin' })
     // The token is checked in the parse stage, before a body is read (a body-less route checks it in derive).
-    .onParse(async ({ request }) => {
-      await operatorOf(request)
+    .onParse(async ({ request, set }) => {
+      await operatorOf(request, set.headers)
     })
-    .derive(async ({ request }) => ({ operator: await operatorOf(request) }))
+    .derive(async ({ request, set }) => ({ operator: await operatorOf(request, set.headers) }))
     .post(
       '/companies',
       ({ operator, body, headers, set }) =>
@@ -70,7 +80,7 @@ export const superadmin = (app: AppContext) => {
       async ({ operator, params, body, set }) => {
         const key = await inTx(operator, async (tx) => {
           await getCompany(tx, params.id)
-          return issueKey(tx, params.id, null, body.name)
+          return issueKey(tx, params.id, null, body.name, app.config.maxApiKeysPerCompany)
         })
         set.status = 201
         return key
@@ -78,8 +88,13 @@ export const superadmin = (app: AppContext) => {
       {
         params: IdParams,
         body: KeyModel.create,
-        response: { 201: KeyModel.issued, ...errors(400, 401, 404) },
-        detail: { ...detail, [JSON_BODY]: KeyModel.create, summary: 'Issue a company API key (the secret is shown only once)' },
+        response: { 201: KeyModel.issued, ...errors(400, 401, 404, 409) },
+        detail: {
+          ...detail,
+          [JSON_BODY]: KeyModel.create,
+          summary: 'Issue a company API key (the secret is shown only once)',
+          description: 'Within the company\'s total of live keys (`MAX_API_KEYS_PER_COMPANY`, default 200): one more is 409 `API_KEY_LIMIT_REACHED`. The operator CLI (`key create`) issues past it.',
+        },
       },
     )
     // Any other superadmin path still checks the token first: without a valid one it is 401, never a hint of what exists.

@@ -1,5 +1,5 @@
 import Decimal from 'decimal.js'
-import { formatArs } from '../../../kiosk/src/manage/decimal'
+import { formatEsAr } from '../../lib/money'
 import { localDateTime } from '../../lib/pdf'
 import { csvRecord, safeText } from '../exports/csv'
 import type { TillReport } from './model'
@@ -20,7 +20,7 @@ export function csvNumber(value: Money | string): string {
 }
 
 /** A figure for people: es-AR with thousands marks (1.165,50). */
-export const shown = (value: Money) => formatArs(value.rawJSON)
+export const shown = (value: Money) => formatEsAr(value.rawJSON)
 
 export const when = (iso: string | null, timezone: string) => (iso ? localDateTime(iso, timezone) : '')
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { inArray, eq } from 'drizzle-orm'
 import { companies, ventanillaSettings } from '../../../db/schema'
 import type { AppContext } from '../../context'
-import { Slots } from '../../lib/slots'
+import { SharedSlots, Slots } from '../../lib/slots'
 import { buildSnapshot, channelOf, liveQueue, liveTokenIds } from './service'
 import { localDate } from '../../lib/time'
 import { liveCredentials } from '../../access/sessions'
@@ -76,7 +76,7 @@ export class VentanillaHub {
   private poll: ReturnType<typeof setInterval> | null = null
   private opts: HubOptions = { heartbeatMs: 15_000, pollMs: 1_000, gapMs: 50 }
   private streamsPerToken = new Slots<number>(() => this.app.config.sse.maxStreamsPerToken)
-  private streamsPerAddress = new Slots<string>(() => this.app.config.sse.maxStreamsPerAddress)
+  private streamsPerAddress = new SharedSlots<string, number>(() => this.app.config.sse.maxStreamsPerAddress)
 
   constructor(private app: AppContext) {}
 
@@ -97,12 +97,14 @@ export class VentanillaHub {
   /**
    * Takes one of a token's `SSE_MAX_STREAMS_PER_TOKEN` stream slots and one of the client address's
    * `SSE_MAX_STREAMS_PER_ADDRESS` in this process, synchronously, so a burst of connections cannot overshoot;
-   * null when either is full. The returned release may be called any number of times.
+   * null when either is full. One company holds at most half of an address's slots (`SharedSlots`), so the screens
+   * of one tenant never take the last stream from another's behind the same address. The returned release may be
+   * called any number of times.
    */
-  claim(tokenId: number, address = 'unknown'): (() => void) | null {
+  claim(tokenId: number, companyId: number, address = 'unknown'): (() => void) | null {
     const byToken = this.streamsPerToken.take(tokenId)
     if (!byToken) return this.refused()
-    const byAddress = this.streamsPerAddress.take(address)
+    const byAddress = this.streamsPerAddress.take(address, companyId)
     if (!byAddress) {
       byToken()
       return this.refused()
@@ -115,10 +117,10 @@ export class VentanillaHub {
 
   /**
    * A staff queue stream's slot: it has no screen token, so only the client address's `SSE_MAX_STREAMS_PER_ADDRESS`
-   * applies (the same count the screens' streams take from). Null when it is full.
+   * applies (the same count and company shares the screens' streams take from). Null when it is full.
    */
-  claimStaff(address = 'unknown'): (() => void) | null {
-    return this.streamsPerAddress.take(address) ?? this.refused()
+  claimStaff(companyId: number, address = 'unknown'): (() => void) | null {
+    return this.streamsPerAddress.take(address, companyId) ?? this.refused()
   }
 
   /** A stream refused for its limits, counted with the other 429s (fos_rate_limited_total). */

@@ -3,10 +3,11 @@ import type { AppContext } from '../../context'
 import { routePolicy } from '../../access/policy'
 import type { Caller } from '../../access/caller'
 import { isSession } from '../../access/sessions'
+import { clientAddress } from '../../access/address'
 import { appPage, APPS_DIST } from '../../lib/app-pages'
-import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY } from '../../lib/models'
+import { ErrorBody, errors, IdempotencyHeaders, IdParams, JSON_BODY, onlyFields } from '../../lib/models'
 import { invalid, notFound } from '../../lib/errors'
-import { claimOnce, tenantTx } from '../../lib/write'
+import { claimOnce, idempotencyScope, tenantTx } from '../../lib/write'
 import { RETRY, ventanillaHub, type Sink, type VentanillaHub } from './hub'
 import { VentanillaModel as M } from './model'
 import {
@@ -49,21 +50,6 @@ const Deleted = t.Object({ deleted: t.Literal(true) })
 const TAG = 'Ventanilla'
 const doc = (summary: string, description?: string) => ({ tags: [TAG], summary, ...(description && { description }) })
 
-/**
- * Refuses a body naming a field its schema does not have. Elysia's validation drops such fields silently (it
- * normalizes bodies to their schema), so a misspelt setting would answer 200 having changed nothing; this runs in
- * the transform stage, which sees the body as sent, before it is normalized.
- */
-const onlyFields = (schema: { properties: Record<string, unknown> }) => {
-  const known = new Set(Object.keys(schema.properties))
-  return ({ body }: { body: unknown }) => {
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return
-    const unknown = Object.keys(body).filter((k) => !known.has(k))
-    if (unknown.length)
-      throw invalid(`Unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, unknown.map((field) => ({ field, message: 'not a field of this body' })))
-  }
-}
-
 const MANAGE = { module: 'ventanilla', permission: 'ventanilla.manage' } as const
 const CALL = { module: 'ventanilla', permission: 'ventanilla.call' } as const
 
@@ -100,7 +86,7 @@ const staff = (app: AppContext) => {
       response: { 200: M.ratesRead },
       detail: doc(
         'The rates board',
-        'In board order, with when it was last replaced and by whom (`updated_by`: the employee\'s name, null for a key). Readable with `ventanilla.manage` or `ventanilla.call`: the counter console prefills its exchanges from it.',
+        'In board order, with when it was last replaced and by whom (`updated_by`: the employee\'s name, null for a key). The counter console (`ventanilla.call`) prefills its exchanges from it.',
       ),
     })
     .put('/rates', ({ run, body }) => run((tx, caller) => putRates(tx, caller, body, app.clock())), {
@@ -193,14 +179,21 @@ const staff = (app: AppContext) => {
         detail: {
           ...doc(
             'Waiting-room statistics per day and service',
-            'One row per day (company time zone, the day the tickets were taken) and service that issued tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds. `from`/`to` default to today; `from` after `to` → 400. `format=csv`: the same rows as RFC 4180 CSV with a header line (columns in the JSON order, empty cells for nulls; a service name starting with `=`, `+`, `-`, `@` gets a leading `\'`).',
+            [
+              'One row per day (company time zone, the day the tickets were taken) and service that issued or served tickets. Wait = first call − taken; service time = finish − last call (finished tickets only); whole seconds.',
+              'A transferred ticket counts where each thing happened: `issued` and its wait under the service it was taken for, `served` or `no_show` and its service time under the service that had it last.',
+              '`from`/`to` default to today; `from` after `to` → 400.',
+              '`format=csv`: the same rows as a CSV an es-AR spreadsheet opens as it is: UTF-8 with a byte order mark, `;` between fields (RFC 4180 quoting), Spanish headings in the JSON order',
+              '(`Fecha;N.º de servicio;Servicio;Emitidos;Atendidos;No se presentaron;Espera promedio (s);Espera p90 (s);Atención promedio (s)`), dates `dd/mm/aaaa`, decimal commas, empty cells for nulls;',
+              'a service name starting with `=`, `+`, `-`, `@` gets a leading `\'`.',
+            ].join(' '),
           ),
           responses: {
             200: {
               description: 'The rows: JSON by default, CSV with `format=csv`',
               content: {
                 'application/json': { schema: JSON.parse(JSON.stringify(M.stats)) },
-                'text/csv': { schema: { type: 'string', description: 'RFC 4180, UTF-8, header row first' } },
+                'text/csv': { schema: { type: 'string', description: 'es-AR: UTF-8 with a byte order mark, `;`-separated (RFC 4180 quoting), Spanish header row first, decimal commas' } },
               },
             },
             400: { description: 'Invalid `from`, `to` or `format`; `from` after `to`', content: { 'application/json': { schema: JSON.parse(JSON.stringify(ErrorBody)) } } },
@@ -274,7 +267,7 @@ const staff = (app: AppContext) => {
     .get(
       '/events',
       ({ caller, request, server }) => {
-        const release = hub.claimStaff(server?.requestIP(request)?.address)
+        const release = hub.claimStaff(caller.companyId, clientAddress(request, server, app.config.trustProxy) ?? undefined)
         if (!release) return tooManyStreams('Too many open streams from this address')
         // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
         server?.timeout(request, 0)
@@ -287,7 +280,7 @@ const staff = (app: AppContext) => {
             'The waiting queue as server-sent events',
             [
               '`text/event-stream` of `event: queue` with the body of `GET /api/ventanilla/queue`, at once and within 2 s of every change made through any server process; a `:` comment at least every 20 s; `event: revoked` and the end when the module is switched off or, within a heartbeat (15 s), once the session or key it was opened with is signed out, revoked or expired. Authenticated by key or session cookie.',
-              'These streams count towards `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address and server process with the screens\' ones: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+              'These streams count towards `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address (the forwarded one with `TRUST_PROXY`) and server process with the screens\' ones, one company holding at most half of an address\'s: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
             ].join(' '),
           ),
           responses: { 200: { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
@@ -417,7 +410,7 @@ const publicRoutes = (app: AppContext) => {
       async ({ params, request, server }) => {
         const target = await resolveToken(app.db, params.token)
         if (!target) throw notFound('Screen')
-        const release = hub.claim(target.tokenId, server?.requestIP(request)?.address)
+        const release = hub.claim(target.tokenId, target.companyId, clientAddress(request, server, app.config.trustProxy) ?? undefined)
         if (!release) return tooManyStreams('Too many open streams for this screen token or address')
         // The stream's own comments keep it alive; the listener's idle timeout is for silent connections.
         server?.timeout(request, 0)
@@ -432,7 +425,7 @@ const publicRoutes = (app: AppContext) => {
               '`text/event-stream`. A `retry:` hint, then `event: snapshot` (data: the snapshot JSON, with an `id:`) at once and after every change',
               'that alters it, from any server process on the database; a `:` comment at least every 20 s; `event: revoked` and the end of the',
               'stream when the token is revoked or the module switched off. A reconnect (with or without `Last-Event-ID`) gets the current snapshot at once.',
-              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address, per server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
+              'At most `SSE_MAX_STREAMS_PER_TOKEN` (default 20) open streams per token and `SSE_MAX_STREAMS_PER_ADDRESS` (default 50) per client address (the forwarded one with `TRUST_PROXY`), one company holding at most half of an address\'s, per server process: one more answers 429 `RATE_LIMITED` with `Retry-After`.',
               'A client that stops reading is dropped once `SSE_MAX_PENDING_EVENTS` (default 32) writes wait for its socket, instead of being buffered for.',
             ].join(' '),
           ),
@@ -455,7 +448,7 @@ const DispenserParams = t.Object({ token: t.String({ description: 'Dispenser tok
 const dispenserRoutes = (app: AppContext) => {
   // Checked once per request; the ticket route asks in its parse stage, so an unknown dispenser is answered
   // before its body is read.
-  const checked = new WeakMap<Request, Promise<{ tokenId: number; companyId: number }>>()
+  const checked = new WeakMap<Request, Promise<{ tokenId: number; companyId: number; name: string }>>()
   const dispenserOf = (request: Request, token: string) => {
     let target = checked.get(request)
     if (!target) {
@@ -487,8 +480,13 @@ const dispenserRoutes = (app: AppContext) => {
         const target = await dispenserOf(request, params.token)
         return claimOnce(
           app,
-          target.companyId,
-          (fn) => tenantTx(app, publicCaller(target.companyId), 'write', fn),
+          idempotencyScope(publicCaller(target.companyId)),
+          // The audit trail names the dispenser, as the actor a person would recognise.
+          (fn) =>
+            tenantTx(app, publicCaller(target.companyId), 'write', fn, {
+              channel: 'dispenser',
+              channelDetail: { dispenser: { id: target.tokenId, name: target.name } },
+            }),
           { key: headers['idempotency-key'], method: 'POST', path, fingerprint: body },
           set,
           (tx) => dispenseTicket(tx, target, body, app.clock()),

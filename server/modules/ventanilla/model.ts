@@ -1,9 +1,10 @@
 import { t } from 'elysia'
-import { DateTime, MoneyOut } from '../../lib/models'
+import { closed, DateTime, MoneyOut } from '../../lib/models'
 import { MONEY_LIMIT } from '../../lib/money'
 
 const privacyMode = t.Union([t.Literal('full_name'), t.Literal('first_last_initial'), t.Literal('ticket')], {
-  description: 'How customer names appear on the public screen: `full_name` as given, `first_last_initial` ("Juan P."), `ticket` (no name).',
+  description:
+    'How customer names appear on the public screen: `full_name` as given, `first_last_initial` ("Juan P."; a Spanish name is read as given names then surnames, particles such as "de la" joined to the next word: four or more parts show two given names and the first surname\'s initial, "María José González Fernández de la Torre" → "María José G."; three show one given name), `ticket` (no name). Shortened on the server: the full name never reaches the screen in the other modes.',
 })
 const priorityMode = t.Union([t.Literal('first'), t.Literal('off')], {
   description: '`first` (default): waiting priority tickets are called before the others, each group oldest first; `off`: arrival order only.',
@@ -32,7 +33,7 @@ const settingsFields = {
   dispenserAsksName,
 }
 const serviceId = t.Integer({ minimum: 1, maximum: 2147483647 })
-const prefix = t.String({ pattern: '^[A-Za-z0-9]{1,4}$', description: '1–4 letters or digits; stored upper case. Ticket numbers are `<prefix>-NNN`.' })
+const prefix = t.String({ pattern: '^[A-Za-z0-9]{1,4}$', maxLength: 4, description: '1–4 letters or digits; stored upper case. Ticket numbers are `<prefix>-NNN`.' })
 const desk = t.String({ minLength: 1, maxLength: 40, description: 'Where the customer goes, e.g. "Caja 2".' })
 
 const call = t.Object({
@@ -56,22 +57,21 @@ export const VentanillaModel = {
     priorityMode,
     dispenserAsksName,
   }),
-  settingsPut: t.Object(
-    {
+  settingsPut: closed(
+    t.Object({
       ...settingsFields,
       displayName: t.Optional(settingsFields.displayName),
       priorityMode: t.Optional(priorityMode),
       dispenserAsksName: t.Optional(dispenserAsksName),
-    },
-    { additionalProperties: false },
+    }),
   ),
-  settingsPatch: t.Partial(t.Object(settingsFields), { additionalProperties: false }),
+  settingsPatch: closed(t.Partial(t.Object(settingsFields))),
   ratesPut: t.Object(
     {
       rates: t.Array(
         t.Object(
           {
-            currency: t.String({ pattern: '^[A-Za-z0-9]{1,10}$', description: 'Currency code; stored upper case' }),
+            currency: t.String({ pattern: '^[A-Za-z0-9]{1,10}$', maxLength: 10, description: 'Currency code; stored upper case' }),
             buy: rateValue,
             sell: rateValue,
           },
@@ -90,7 +90,7 @@ export const VentanillaModel = {
     updated_at: t.Union([DateTime, t.Null()], { description: 'When the board was last replaced; null if never' }),
     updated_by: t.Union([t.String(), t.Null()], { description: 'The employee who replaced it; null for a key (or never)' }),
   }),
-  ticketUpdate: t.Object({ customer_name: t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'Empty or null clears it' }) }, { additionalProperties: false }),
+  ticketUpdate: closed(t.Object({ customer_name: t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'Empty or null clears it' }) })),
   serviceCreate: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), prefix }, { additionalProperties: false }),
   serviceUpdate: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), prefix: t.Optional(prefix) }, { additionalProperties: false }),
   service: t.Object({ id: t.Integer(), name: t.String(), prefix: t.String(), created_at: DateTime, updated_at: DateTime }),
@@ -126,7 +126,7 @@ export const VentanillaModel = {
     called_at: t.Union([DateTime, t.Null()]),
     created_at: DateTime,
     updated_at: DateTime,
-  }),
+  }, { $id: 'VentanillaTicket' }),
   transfer: t.Object({ service_id: serviceId }, { additionalProperties: false }),
   queue: t.Object({
     data: t.Array(
@@ -151,8 +151,8 @@ export const VentanillaModel = {
     ),
   }),
   statsQuery: t.Object({
-    from: t.Optional(t.String({ format: 'date', description: 'First day (company time zone), default today' })),
-    to: t.Optional(t.String({ format: 'date', description: 'Last day, inclusive, default today' })),
+    from: t.Optional(t.String({ format: 'date', maxLength: 10, description: 'First day (company time zone), default today' })),
+    to: t.Optional(t.String({ format: 'date', maxLength: 10, description: 'Last day, inclusive, default today' })),
     format: t.Optional(t.Union([t.Literal('json'), t.Literal('csv')], { description: '`csv`: the same rows as `text/csv` with a header line' })),
   }),
   stats: t.Object({

@@ -27,15 +27,45 @@ export async function publish(tx: Tx, companyId: number, payload = 'change') {
   await tx.execute(sql`select pg_notify(${channelOf(companyId)}, ${payload})`)
 }
 
-/** What the public screen may show of a customer's name; the full name never leaves the server otherwise. */
+/** Words that belong to the word after them in a Spanish name: "de la Torre", "del Valle", "de los Ángeles". */
+const PARTICLES = new Set(['de', 'del', 'la', 'las', 'los', 'y', 'e', 'da', 'das', 'do', 'dos', 'di', 'van', 'von', 'der'])
+
+/** A name's parts: its words, each particle joined to the word after it. */
+function nameParts(words: string[]): string[][] {
+  const parts: string[][] = []
+  let pending: string[] = []
+  for (const word of words) {
+    pending.push(word)
+    if (!PARTICLES.has(word.toLocaleLowerCase('es'))) {
+      parts.push(pending)
+      pending = []
+    }
+  }
+  if (pending.length) parts.push(pending)
+  return parts
+}
+
+/**
+ * What the public screen may show of a customer's name; the full name never leaves the server otherwise.
+ * `first_last_initial` reads the name as Spanish names are written (given names, then one or two surnames, which
+ * the name-parsing libraries get wrong: they take the last word for the surname): a particle belongs to the part
+ * after it ("de la Torre" is one part). One part is shown whole; two are the given name and the surname's initial
+ * ("Juan P.", contract §8); three are ambiguous (two given names and a surname, or one and two surnames), so only
+ * the first is shown, with the last part's initial ("Juan Carlos Pérez" → "Juan P."); four or more are two given
+ * names and the initial of the first surname ("María José González Fernández de la Torre" → "María José G.").
+ * When unsure it shows less, never a surname in full. docs/ventanilla.md has the rule and its examples.
+ */
 export function maskName(name: string | null, mode: PrivacyMode): string | null {
   if (mode === 'ticket' || name == null) return null
   const words = name.trim().split(/\s+/).filter(Boolean)
   if (words.length === 0) return null
   if (mode === 'full_name') return name
-  if (words.length === 1) return words[0]
-  const initial = Array.from(words[words.length - 1])[0].toLocaleUpperCase('es')
-  return `${words[0]} ${initial}.`
+  const parts = nameParts(words)
+  if (parts.length === 1) return words.join(' ')
+  const given = parts.slice(0, parts.length >= 4 ? 2 : 1)
+  const surname = parts.length === 3 ? parts[2] : parts[given.length]
+  const initial = Array.from(surname[surname.length - 1])[0].toLocaleUpperCase('es')
+  return `${given.flat().join(' ')} ${initial}.`
 }
 
 function isUniqueViolation(e: unknown): boolean {
@@ -688,6 +718,12 @@ export async function liveQueue(database: Database, companyId: number): Promise<
  * Per company-zone day (of the ticket's creation) and service: tickets issued, served (finished) and no-show;
  * wait is first call − created, service time is finish − last call; seconds rounded to whole numbers, null without data.
  */
+/**
+ * Waiting-room figures per day (the company's zone, the day the tickets were taken) and service. A transferred
+ * ticket counts where each thing happened: it was issued, and waited until its first call, under the service it
+ * was taken for (`issued_service_id`); it was served, or missed, and its service time counts, under the service
+ * that had it last (`service_id`). Tickets from before `issued_service_id` existed count under their service.
+ */
 export async function stats(database: Database, tx: Tx, caller: Caller, from: string, to: string) {
   const rows = await database.rows<{
     date: string
@@ -702,22 +738,27 @@ export async function stats(database: Database, tx: Tx, caller: Caller, from: st
   }>(
     sql`with tz as (select timezone from companies where id = ${caller.companyId}),
         t as (
-          select (tk.created_at at time zone (select timezone from tz))::date as day, tk.service_id, tk.status,
+          select (tk.created_at at time zone (select timezone from tz))::date as day,
+                 coalesce(tk.issued_service_id, tk.service_id) as issued_service, tk.service_id as last_service, tk.status,
                  extract(epoch from tk.first_called_at - tk.created_at) as wait_s,
                  case when tk.status = 'finished' then extract(epoch from tk.finished_at - tk.called_at) end as service_s
           from ventanilla_tickets tk
           where tk.company_id = ${caller.companyId}
             and tk.created_at >= (${from}::date)::timestamp at time zone (select timezone from tz)
             and tk.created_at < ((${to}::date) + 1)::timestamp at time zone (select timezone from tz)
+        ),
+        counted as (
+          select day, issued_service as service_id, 1 as issued, 0 as served, 0 as no_show, wait_s, null::numeric as service_s from t
+          union all
+          select day, last_service, 0, (status = 'finished')::int, (status = 'no_show')::int, null, service_s from t
         )
         select to_char(day, 'YYYY-MM-DD') as date, service_id,
-               (select s.name from ventanilla_services s where s.id = t.service_id) as service_name, count(*)::int as issued,
-               (count(*) filter (where status = 'finished'))::int as served,
-               (count(*) filter (where status = 'no_show'))::int as no_show,
+               (select s.name from ventanilla_services s where s.id = counted.service_id) as service_name,
+               sum(issued)::int as issued, sum(served)::int as served, sum(no_show)::int as no_show,
                round(avg(wait_s))::float8 as avg_wait_s,
                round((percentile_cont(0.9) within group (order by wait_s))::numeric)::float8 as p90_wait_s,
                round(avg(service_s))::float8 as avg_service_s
-        from t group by day, service_id order by day, service_id`,
+        from counted group by day, service_id order by day, service_id`,
     tx,
   )
   return rows.map((r) => ({
@@ -735,16 +776,35 @@ export async function stats(database: Database, tx: Tx, caller: Caller, from: st
 
 export type StatsRow = Awaited<ReturnType<typeof stats>>[number]
 
-const STATS_COLUMNS = ['date', 'service_id', 'service_name', 'issued', 'served', 'no_show', 'avg_wait_s', 'p90_wait_s', 'avg_service_s'] as const
+/** The columns of the stats CSV, in the JSON order, under the headings an es-AR spreadsheet user reads. */
+const STATS_COLUMNS: [keyof StatsRow, string][] = [
+  ['date', 'Fecha'],
+  ['service_id', 'N.º de servicio'],
+  ['service_name', 'Servicio'],
+  ['issued', 'Emitidos'],
+  ['served', 'Atendidos'],
+  ['no_show', 'No se presentaron'],
+  ['avg_wait_s', 'Espera promedio (s)'],
+  ['p90_wait_s', 'Espera p90 (s)'],
+  ['avg_service_s', 'Atención promedio (s)'],
+]
 
-/** The stats rows as RFC 4180 CSV with a header line; empty cells for nulls, the service name kept from running as a formula. */
+/** A cell as an es-AR spreadsheet reads it: dates dd/mm/aaaa, a decimal comma, free text kept from running as a formula. */
+function statsCell(column: keyof StatsRow, value: StatsRow[keyof StatsRow]): string {
+  if (value == null) return ''
+  if (column === 'service_name') return safeText(String(value))
+  if (column === 'date') return String(value).split('-').reverse().join('/')
+  return String(value).replace('.', ',')
+}
+
+/**
+ * The stats rows as a CSV an es-AR spreadsheet opens as it is (contract §16 asks only for the same rows): a UTF-8
+ * byte order mark, `;` between fields (the comma is the decimal separator there), Spanish headings, dates dd/mm/aaaa,
+ * decimal commas, CRLF after every record, empty cells for nulls.
+ */
 export function statsCsv(rows: StatsRow[]): string {
-  return (
-    csvRecord([...STATS_COLUMNS]) +
-    rows
-      .map((r) => csvRecord(STATS_COLUMNS.map((c) => (c === 'service_name' ? safeText(r[c]) : r[c] == null ? '' : String(r[c])))))
-      .join('')
-  )
+  const record = (fields: string[]) => csvRecord(fields, ';')
+  return '\ufeff' + record(STATS_COLUMNS.map(([, heading]) => heading)) + rows.map((r) => record(STATS_COLUMNS.map(([c]) => statsCell(c, r[c])))).join('')
 }
 
 /** Today in the company's zone, the default of both ends of the stats range. */
@@ -785,13 +845,14 @@ export async function revokeDispenserToken(tx: Tx, caller: Caller, id: number, n
 }
 
 /** A live dispenser token of a company whose module is on; anything else looks the same as unknown. */
-export async function resolveDispenser(db: Executor, raw: string): Promise<{ tokenId: number; companyId: number } | null> {
+export async function resolveDispenser(db: Executor, raw: string): Promise<{ tokenId: number; companyId: number; name: string } | null> {
   const prefix = credentialPrefix(DISPENSER_KIND, raw)
   if (!prefix) return null
   const [row] = await db
     .select({
       id: ventanillaDispenserTokens.id,
       companyId: ventanillaDispenserTokens.companyId,
+      name: ventanillaDispenserTokens.name,
       hash: ventanillaDispenserTokens.tokenHash,
       revokedAt: ventanillaDispenserTokens.revokedAt,
       enabled: companies.ventanillaEnabled,
@@ -800,7 +861,7 @@ export async function resolveDispenser(db: Executor, raw: string): Promise<{ tok
     .innerJoin(companies, eq(companies.id, ventanillaDispenserTokens.companyId))
     .where(eq(ventanillaDispenserTokens.prefix, prefix))
   if (!row || !sameDigest(sha256(raw), row.hash) || row.revokedAt || !row.enabled) return null
-  return { tokenId: row.id, companyId: row.companyId }
+  return { tokenId: row.id, companyId: row.companyId, name: row.name }
 }
 
 /** What a dispenser shows: the company, the services to take a ticket for, and whether priority tickets exist. */

@@ -5,7 +5,7 @@ import { afterCommit } from '../../lib/events'
 import { routePolicy } from '../../access/policy'
 import { errors } from '../../lib/models'
 import { notFound } from '../../lib/errors'
-import { claimKey, keepAnswer, requestFingerprint } from '../../lib/write'
+import { claimKey, idempotencyScope, keepAnswer, requestFingerprint } from '../../lib/write'
 import { WebhookModel } from './model'
 import { getEvent, listEvents, record } from './outbox'
 import { openSecret, sealSecret } from './secrets'
@@ -116,7 +116,7 @@ export const webhooksModule = (app: AppContext) => {
         // Claimed here rather than by the policy: the stored answer must hold the secret sealed, never in clear.
         const key = request.headers.get('idempotency-key')
         if (key !== null) {
-          const prior = await claimKey(app, tx, caller.companyId, key, requestFingerprint('POST', path, body), 201)
+          const prior = await claimKey(app, tx, idempotencyScope(caller), key, requestFingerprint('POST', path, body), 201)
           if (prior) {
             const stored = prior.body as { secret: string }
             set.status = prior.status
@@ -124,7 +124,7 @@ export const webhooksModule = (app: AppContext) => {
           }
         }
         const created = await createEndpoint(tx, caller, app.config.signingSecret, cfg, body)
-        if (key !== null) await keepAnswer(tx, caller.companyId, key, { ...created, secret: sealSecret(app.config.signingSecret, created.secret) })
+        if (key !== null) await keepAnswer(tx, idempotencyScope(caller), key, { ...created, secret: sealSecret(app.config.signingSecret, created.secret) })
         set.status = 201
         return created
       }),

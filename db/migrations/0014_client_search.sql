@@ -1,0 +1,1 @@
+CREATE INDEX "clients_search" ON "clients" USING gin ("company_id","name" gin_trgm_ops,"description" gin_trgm_ops) WITH (gin_pending_list_limit=256) WHERE "clients"."deleted_at" is null;
