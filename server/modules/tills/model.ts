@@ -152,7 +152,7 @@ const report = t.Object(
   { $id: 'TillReport' },
 )
 
-const DateInput = (description: string) => t.Union([t.String({ format: 'date-time' }), t.String({ format: 'date' })], { description })
+const DateInput = (description: string) => t.Union([t.String({ format: 'date-time', maxLength: 40 }), t.String({ format: 'date', maxLength: 10 })], { description })
 
 export const TillModel = {
   open: t.Object({ counted }, { additionalProperties: false }),
