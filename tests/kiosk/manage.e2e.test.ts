@@ -69,7 +69,7 @@ describe('the manager app', () => {
       ['Empresa', 'Personal', 'Tipos', 'Etiquetas', 'Herramientas del bot', 'Integraciones'],
     ])
     // Each group is named by its heading for a screen reader.
-    expect(await menu.getByRole('group', { name: 'Dinero' }).locator('a').count()).toBe(6)
+    expect(await menu.getByRole('group', { name: 'Dinero' }).locator('a').count()).toBe(7)
     // At 1366×768 the whole menu is in view beside the page: nothing of it below the fold, nothing to scroll.
     const fit = await menu.evaluate((nav) => ({
       bottom: Math.max(...Array.from(nav.querySelectorAll('a')).map((a) => a.getBoundingClientRect().bottom)),
