@@ -39,6 +39,13 @@ export const MONEY_KEYS: ReadonlySet<string> = new Set([
   'commission',
   'total',
   'till_tolerance',
+  'expected',
+  'counted',
+  'difference',
+  'bought',
+  'sold',
+  'commissions',
+  'tolerance',
 ])
 
 export interface RawJson {

@@ -31,6 +31,7 @@ import { webhookDocument } from './modules/webhooks/model'
 import { setupModule } from './modules/setup'
 import { companyModule } from './modules/company'
 import { exchangesModule } from './modules/exchanges'
+import { tillsModule } from './modules/tills'
 import { receiptPage } from './modules/exchanges/page'
 import { monitoringModule } from './modules/monitoring'
 
@@ -78,6 +79,7 @@ export function createApp(app: AppContext) {
     .use(auditModule(app))
     .use(operationsModule(app))
     .use(exchangesModule(app))
+    .use(tillsModule(app))
     .use(receiptPage(app))
     .use(attachmentsModule(app))
     .use(costCentersModule(app))

@@ -17,7 +17,7 @@ beforeAll(async () => {
 const ALL_PERMISSIONS = [
   'clients.view', 'clients.edit', 'operations.view', 'operations.create', 'operations.approve', 'attachments.edit',
   'cost_centers.view', 'cost_centers.edit', 'messaging.manage', 'messaging.run', 'mesas.view', 'mesas.manage',
-  'audit.view', 'metrics.view', 'ventanilla.manage', 'ventanilla.call', 'webhooks.manage',
+  'audit.view', 'metrics.view', 'ventanilla.manage', 'ventanilla.call', 'webhooks.manage', 'tills.operate', 'tills.supervise',
 ]
 
 async function fixtures(t: TestApp, c: Company) {
@@ -83,13 +83,17 @@ async function fixtures(t: TestApp, c: Company) {
   const grant = await call('POST', `/api/clients/${caja.id}/external-grants`, {})
   const endpoint = (await call('POST', '/api/webhook-endpoints', { url: 'https://93.184.215.14/hook' })).id as number
   const event = (await call('GET', '/api/events?limit=1')).data[0].id as string
+  // A caja of its own for the till routes, opened and closed once, so the first caja's operations stay unrestricted.
+  const till = await client('Caja 2', 0, ['ARS'])
+  await call('POST', `/api/cajas/${till.id}/open`, { counted: [{ currency: 'ARS', amount: 0 }] })
+  const tillSession = (await call('POST', `/api/cajas/${till.id}/close`, { counted: [{ currency: 'ARS', amount: 0 }] })).id as number
 
   return {
     company: c, caja, outside, bare, tag, spareTag, employee, apiKey, opPending, opCompleted, opCancel, opTrade, opExchange,
     attachment: attached.body.id as number, costCenter, tool, mesa, line, service, ticket, calledTicket, movingTicket,
     kiosk: { id: kiosk.id as number, token: kiosk.token as string }, revokedKioskToken: revokedKiosk.token as string,
     dispenser: { id: dispenser.id as number, token: dispenser.token as string }, revokedDispenserToken: revokedDispenser.token as string,
-    grant: { id: grant.id as number, token: grant.token as string }, endpoint, event,
+    grant: { id: grant.id as number, token: grant.token as string }, endpoint, event, till, tillSession,
   }
 }
 type Fx = Awaited<ReturnType<typeof fixtures>>
@@ -149,6 +153,12 @@ const CASES: Record<string, Case> = {
     kind: 'operation',
     call: ({ t, parent }) => ({ path: `/api/operations/${parent.opPending}/attachments/${t.attachment}` }),
   },
+
+  'POST /api/cajas/{id}/open': { kind: 'operation', call: ({ t }) => ({ path: `/api/cajas/${t.till.id}/open`, body: { counted: [{ currency: 'ARS', amount: 0 }] } }) },
+  'POST /api/cajas/{id}/close': { kind: 'operation', call: ({ t }) => ({ path: `/api/cajas/${t.till.id}/close`, body: { counted: [{ currency: 'ARS', amount: 0 }] } }) },
+  'GET /api/cajas/{id}/sessions': { kind: 'operation', call: ({ t }) => ({ path: `/api/cajas/${t.till.id}/sessions` }) },
+  'GET /api/till-sessions/{id}': { kind: 'operation', call: ({ t }) => ({ path: `/api/till-sessions/${t.tillSession}` }) },
+  'GET /api/till-sessions/{id}/report': { kind: 'operation', call: ({ t }) => ({ path: `/api/till-sessions/${t.tillSession}/report?format=csv` }) },
 
   'GET /api/mesas/{id}': { kind: 'tenant', call: ({ t }) => ({ path: `/api/mesas/${t.mesa}` }) },
   'PATCH /api/mesas/{id}': { kind: 'tenant', call: ({ t }) => ({ path: `/api/mesas/${t.mesa}`, body: { name: 'Cambiada' } }) },
@@ -212,7 +222,7 @@ const A_VIEWS = (a: Fx) => [
   '/api/employees', '/api/clients', `/api/clients/${a.caja.id}`, `/api/clients/${a.bare.id}`, '/api/tags', '/api/balances',
   '/api/operations?pageSize=200', `/api/operations/${a.opPending}/attachments`, '/api/mesas', `/api/mesas/${a.mesa}/lines`,
   '/api/cost-centers', '/api/messaging/tools', '/api/ventanilla/services', '/api/ventanilla/tokens', '/api/ventanilla/dispenser-tokens', '/api/ventanilla/queue',
-  `/api/employees/${a.employee}`, '/api/webhook-endpoints', '/api/events?limit=500',
+  `/api/employees/${a.employee}`, '/api/webhook-endpoints', '/api/events?limit=500', '/api/cajas', `/api/till-sessions/${a.tillSession}`,
 ]
 
 interface Route {

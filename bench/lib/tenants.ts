@@ -47,6 +47,8 @@ export async function seedTenant(sql: postgres.Sql, companyId: number, clients: 
       select ${companyId}, 'Cliente ' || g, 'cartera ' || (g % 97), g % 2 from generate_series(1, ${clients}) g`
     await tx`insert into accounts (company_id, client_id, name, currency_name)
       select c.company_id, c.id, v.cur, v.cur from clients c cross join (values ('ARS'), ('USD')) v(cur) where c.company_id = ${companyId}`
+    // What the clients trigger (off here) gives every caja: its till row, which the ledger's writes lock.
+    await tx`insert into till_states (caja_id, company_id) select id, company_id from clients where company_id = ${companyId} and type = 0`
     const accountIds = (await tx`select id from accounts where company_id = ${companyId} order by id`).map((r) => r.id as number)
     const clientIds = (await tx`select id from clients where company_id = ${companyId} order by id`).map((r) => r.id as number)
     if (operations > 0) {
@@ -70,6 +72,7 @@ export async function seedOthers(sql: postgres.Sql, database: Database, tenants:
       select c, 'Cliente ' || g, 'cartera ' || (g % 97), g % 2 from unnest(${ids}::int[]) c, generate_series(1, ${clients}) g`
     await tx`insert into accounts (company_id, client_id, name, currency_name)
       select c.company_id, c.id, v.cur, v.cur from clients c cross join (values ('ARS'), ('USD')) v(cur) where c.company_id = any(${ids}::int[])`
+    await tx`insert into till_states (caja_id, company_id) select id, company_id from clients where company_id = any(${ids}::int[]) and type = 0`
     if (operations > 0) {
       await tx`insert into operations (company_id, operation_type_id, status)
         select c, ${typeId}, 'pending' from unnest(${ids}::int[]) c, generate_series(1, ${operations})`

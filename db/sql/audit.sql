@@ -227,9 +227,11 @@ BEGIN
      WHERE n.nspname = current_schema()
        AND c.relkind = 'r'
        -- The event outbox and the webhook delivery log are themselves records of changes, not changes. A receipt
-       -- counter only repeats the number its receipt row (audited) carries.
+       -- counter only repeats the number its receipt row (audited) carries. A caja's till state only repeats which of
+       -- its till sessions (audited: opens and closes, by whom) is the latest and whether it is open, and a session's
+       -- movements repeat the changes of operations and transactions the trail already holds.
        AND c.relname NOT IN ('audit_logs', 'audit_digests', 'audit_seals', 'audit_pending', 'idempotency_keys', 'events', 'webhook_deliveries', 'webhook_attempts',
-                             'receipt_counters')
+                             'receipt_counters', 'till_states', 'till_movements')
        AND (c.relname = 'companies' OR EXISTS (
              SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'company_id' AND NOT a.attisdropped))
   LOOP

@@ -12,13 +12,36 @@
 -- `except_from`, all but those in it), and the operation must be in that status too. Of those, the ones in
 -- `counted_status` (all when null) count in the balances and move them by `sign` times their amount.
 --
--- No row: no visible operation of that id. `changed` null: it belongs to another company or is not in a status the
--- change starts from; nothing was changed. `scope`: the client ids an employee is limited to (null for all), the
--- rule of server/lib/scope.ts.
+-- The accounts locked are those of every transaction that changes, counted in the balances or not: an open or a close
+-- of a caja locks all its accounts `for update` (server/modules/tills/service.ts), so holding one of them keeps the
+-- caja's till as it is until this transaction ends. The till state of their cajas is read right after, in a statement
+-- of its own (a later snapshot than the lock's wait): while one of them is closed nothing changes and `till_closed`
+-- names it; while one is open the change is written down in its session's movements (till_movements). A change and a
+-- close of one caja therefore take turns: the change lands in the session before it closes, or meets it closed.
+--
+-- No row: no visible operation of that id. `changed` null: it belongs to another company, is not in a status the
+-- change starts from, or moves a closed caja (`till_closed` set); nothing was changed. `scope`: the client ids an
+-- employee is limited to (null for all), the rule of server/lib/scope.ts.
+--
+-- The answer gained `till_closed`; the columns a function returns cannot change in place, so the older one goes
+-- first (callers name the columns they read, so either answers them).
+DO $$
+BEGIN
+  IF EXISTS (SELECT FROM pg_proc p WHERE p.proname = 'ledger_transition' AND p.pronamespace = current_schema()::regnamespace
+               AND NOT ('till_closed' = ANY (p.proargnames))) THEN
+    DROP FUNCTION ledger_transition(integer, integer, integer[], text, boolean, text, text, integer);
+  END IF;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION ledger_transition(op integer, company integer, scope integer[], from_status text,
                                              except_from boolean, counted_status text, to_status text, sign integer)
-RETURNS TABLE (op_status text, op_company integer, changed integer)
+RETURNS TABLE (op_status text, op_company integer, changed integer, till_closed integer)
 LANGUAGE plpgsql AS $$
+DECLARE
+  closed_cajas integer[];
+  open_sessions integer[];
+  moved boolean;
 BEGIN
   -- By id alone, the company checked on the row: a company condition beside the id can lead the planner to the
   -- company's index (see loadRefs in the service). Two statements rather than one `scope IS NULL OR …`: planned
@@ -44,10 +67,25 @@ BEGIN
 
   PERFORM 1 FROM accounts a
    WHERE a.id IN (SELECT t.account_id FROM transactions t
-                   WHERE t.operation_id = op AND (t.status = from_status) <> except_from
-                     AND (counted_status IS NULL OR t.status = counted_status))
+                   WHERE t.operation_id = op AND (t.status = from_status) <> except_from)
    ORDER BY a.id
      FOR NO KEY UPDATE;
+
+  SELECT coalesce(array_agg(s.caja_id) FILTER (WHERE s.session_id IS NOT NULL AND NOT s.open), '{}'),
+         coalesce(array_agg(s.session_id) FILTER (WHERE s.open), '{}')
+    INTO closed_cajas, open_sessions
+    FROM till_states s
+   WHERE s.caja_id IN (SELECT a.client_id FROM transactions t JOIN accounts a ON a.id = t.account_id
+                        WHERE t.operation_id = op AND (t.status = from_status) <> except_from);
+  IF cardinality(closed_cajas) > 0 THEN
+    till_closed := closed_cajas[1];
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  IF cardinality(open_sessions) > 0 THEN
+    -- Whether the change moves balances, read before it is made: every change but a cancellation of nothing completed.
+    moved := counted_status IS NULL OR EXISTS (SELECT 1 FROM transactions t WHERE t.operation_id = op AND t.status = counted_status);
+  END IF;
 
   WITH prev AS (
     SELECT t.id, t.account_id, t.amount, (counted_status IS NULL OR t.status = counted_status) AS counted
@@ -66,6 +104,12 @@ BEGIN
   )
   -- Every data-modifying part runs to completion whether it is read or not.
   SELECT count(*)::integer INTO changed FROM moved;
+  IF cardinality(open_sessions) > 0 THEN
+    INSERT INTO till_movements (company_id, session_id, operation_id, event, moved)
+    SELECT company, u.session_id, op,
+           CASE to_status WHEN 'completed' THEN 'approved' WHEN 'pending' THEN 'reverted' ELSE 'cancelled' END, moved
+      FROM unnest(open_sessions) AS u(session_id);
+  END IF;
   RETURN NEXT;
 END
 $$;
@@ -130,8 +174,9 @@ $$;
 
 -- What operations to be created refer to (loadRefs in server/modules/operations/service.ts), as one json object:
 -- the accounts the legs move, locked in ascending id order (with the balance update's lock when any operation is
--- created completed, see the locking discipline there), the clients named and those owning the accounts, the
--- operation types, cost centers and transaction types. Every lookup goes by primary key alone, the company checked on
+-- created completed, see the locking discipline there), the till state of the cajas owning them, read once they are
+-- locked (as ledger_transition does), the clients named and those owning the accounts, the operation types, cost
+-- centers and transaction types. Every lookup goes by primary key alone, the company checked on
 -- the rows by the caller, so a generic plan is right for any tenant and any number of ids; one made for the ids at
 -- hand always looks the cheaper, and sent as a statement of its own it was planned afresh at every create (0.28 ms,
 -- more than its execution), hence the function and its plan_cache_mode. No row it reads is written here, so no
@@ -147,6 +192,7 @@ DECLARE
   type_rows json := '[]';
   cost_center_rows json := '[]';
   tx_type_rows json := '[]';
+  tills json := '[]';
 BEGIN
   -- Two statements because a lock strength cannot be a parameter.
   IF exclusive THEN
@@ -157,6 +203,12 @@ BEGIN
     SELECT coalesce(json_agg(l), '[]'), coalesce(array_agg(l.client_id), '{}') INTO locked, owners
       FROM (SELECT a.id, a.company_id, a.client_id, a.currency_name FROM accounts a
              WHERE a.id = ANY (account_ids) ORDER BY a.id FOR KEY SHARE) l;
+  END IF;
+  -- A statement after the lock, so it reads what an open or close of these cajas committed before it (they lock the
+  -- caja's accounts `for update`).
+  IF cardinality(owners) > 0 THEN
+    SELECT coalesce(json_agg(json_build_object('caja_id', s.caja_id, 'session_id', s.session_id, 'open', s.open)), '[]')
+      INTO tills FROM till_states s WHERE s.caja_id = ANY (owners);
   END IF;
   -- One statement per table, each run only with ids to look up: one run for nothing still pays its executor
   -- start-up, the locks of the table and its indexes and an index probe, and most creates name no cost center and no
@@ -179,6 +231,6 @@ BEGIN
       INTO tx_type_rows FROM transaction_types tt WHERE tt.id = ANY (tx_type_ids);
   END IF;
   RETURN json_build_object('accounts', locked, 'clients', client_rows, 'types', type_rows, 'cost_centers', cost_center_rows,
-                           'tx_types', tx_type_rows);
+                           'tx_types', tx_type_rows, 'tills', tills);
 END
 $$;

@@ -26,6 +26,8 @@ export const PERMISSIONS = [
   'company.admin',
   'employees.manage',
   'exchanges.rate',
+  'tills.operate',
+  'tills.supervise',
 ] as const
 export type Permission = (typeof PERMISSIONS)[number]
 

@@ -95,7 +95,7 @@ describe('the back office', () => {
     await page.getByTestId('operations-section').waitFor({ timeout: SLOW })
     // Without the waiting room's permissions its heading is not there at all.
     expect(await page.getByTestId('nav').locator('h2').allTextContents()).toEqual(['Dinero', 'Control', 'Configuración'])
-    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Operaciones', 'Posición de caja', 'Clientes y cajas', 'Mesas', 'Resultado', 'Auditoría', 'Empresa', 'Tipos', 'Etiquetas'])
+    expect(await page.getByTestId('nav').locator('a').allTextContents()).toEqual(['Operaciones', 'Posición de caja', 'Cajas', 'Clientes y cajas', 'Mesas', 'Resultado', 'Auditoría', 'Empresa', 'Tipos', 'Etiquetas'])
     const item = page.locator(`[data-testid=pending-op][data-id="${op.id}"]`)
     await item.waitFor({ timeout: SLOW })
     expect(await item.textContent()).toContain('USD 1.000,00')

@@ -64,12 +64,12 @@ describe('the manager app', () => {
     expect(await menu.locator('h2').allTextContents()).toEqual(['Ventanilla', 'Dinero', 'Control', 'Configuración'])
     expect(await menu.getByTestId('menu-group').evaluateAll((groups) => groups.map((g) => Array.from(g.querySelectorAll('a')).map((a) => a.textContent)))).toEqual([
       ['Cotizaciones', 'Pantalla', 'Servicios', 'Pantallas y dispensadores', 'Monitor', 'Estadísticas'],
-      ['Nueva operación', 'Operaciones', 'Posición de caja', 'Clientes y cajas', 'Mesas', 'Centros de costo'],
+      ['Nueva operación', 'Operaciones', 'Posición de caja', 'Cajas', 'Clientes y cajas', 'Mesas', 'Centros de costo'],
       ['Resultado', 'Auditoría'],
       ['Empresa', 'Personal', 'Tipos', 'Etiquetas', 'Herramientas del bot', 'Integraciones'],
     ])
     // Each group is named by its heading for a screen reader.
-    expect(await menu.getByRole('group', { name: 'Dinero' }).locator('a').count()).toBe(6)
+    expect(await menu.getByRole('group', { name: 'Dinero' }).locator('a').count()).toBe(7)
     // At 1366×768 the whole menu is in view beside the page: nothing of it below the fold, nothing to scroll.
     const fit = await menu.evaluate((nav) => ({
       bottom: Math.max(...Array.from(nav.querySelectorAll('a')).map((a) => a.getBoundingClientRect().bottom)),

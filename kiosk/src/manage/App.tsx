@@ -28,6 +28,7 @@ const Mesas = lazy(() => import('./Mesas').then((m) => ({ default: m.Mesas })))
 const CostCenters = lazy(() => import('./CostCenters').then((m) => ({ default: m.CostCenters })))
 const Tools = lazy(() => import('./Tools').then((m) => ({ default: m.Tools })))
 const Integrations = lazy(() => import('./Integrations').then((m) => ({ default: m.Integrations })))
+const Cajas = lazy(() => import('./Cajas').then((m) => ({ default: m.Cajas })))
 
 function SignIn(props: { notice: string | null }) {
   const [company, setCompany] = createSignal(companyId())
@@ -227,6 +228,7 @@ export function App() {
       <Route path="/herramientas" component={guarded('/herramientas', Tools)} />
       <Route path="/integraciones" component={guarded('/integraciones', Integrations)} />
       <Route path="/posicion" component={guarded('/posicion', Position)} />
+      <Route path="/cajas" component={guarded('/cajas', Cajas)} />
       <Route path="/clientes" component={guarded('/clientes', Clients)} />
       <Route path="/clientes/nuevo" component={guarded('/clientes', ClientNew)} />
       <Route path="/clientes/:id" component={guarded('/clientes', ClientPage)} />

@@ -58,6 +58,7 @@ const RECORDS: Record<string, [one: string, many: string]> = {
   operations: ['Operación', 'Operaciones'],
   sign_in_failures: ['Ingreso fallido', 'Ingresos fallidos'],
   tags: ['Etiqueta', 'Etiquetas'],
+  till_sessions: ['Sesión de caja', 'Sesiones de caja'],
   transaction_types: ['Tipo de movimiento', 'Tipos de movimiento'],
   transactions: ['Movimiento', 'Movimientos'],
   ventanilla_dispenser_tokens: ['Dispensador', 'Dispensadores'],

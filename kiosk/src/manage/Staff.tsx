@@ -17,6 +17,8 @@ export const PERMISSION_LABELS: [string, string][] = [
   ['operations.create', 'Cargar operaciones'],
   ['operations.approve', 'Aprobar operaciones'],
   ['exchanges.rate', 'Cambiar la cotización al comprar o vender en ventanilla'],
+  ['tills.operate', 'Abrir y cerrar cajas (conteo de efectivo)'],
+  ['tills.supervise', 'Supervisar cajas (cerrar con diferencias mayores que la tolerancia)'],
 ]
 
 /** Presets are only starting points: the boxes stay editable after choosing one. */

@@ -26,6 +26,8 @@ export const EVENT_LABELS: Record<string, string> = {
   'ventanilla_ticket.finished': 'Turno atendido',
   'ventanilla_ticket.no_show': 'Turno ausente',
   'ventanilla_ticket.transferred': 'Turno transferido',
+  'till_session.opened': 'Caja abierta',
+  'till_session.closed': 'Caja cerrada',
   'webhook_endpoint.disabled': 'Destino de avisos desactivado',
   'webhook.test': 'Aviso de prueba',
 }
@@ -42,6 +44,7 @@ export const EVENT_FAMILIES: [string, string][] = [
   ['messaging_tool', 'Herramientas del bot'],
   ['mesa_line', 'Mesas'],
   ['ventanilla_ticket', 'Turnos'],
+  ['till_session', 'Cajas'],
   ['webhook_endpoint', 'Destinos de avisos'],
   ['webhook', 'Pruebas'],
 ]

@@ -45,6 +45,7 @@ export const GROUPS: SectionGroup[] = [
       { path: '/nueva', label: 'Nueva operación', allowed: () => can('operations.create') },
       { path: '/operaciones', label: 'Operaciones', allowed: () => can('operations.view') },
       { path: '/posicion', label: 'Posición de caja', allowed: () => can('clients.view') },
+      { path: '/cajas', label: 'Cajas', allowed: () => can('tills.operate') || can('operations.view') },
       { path: '/clientes', label: 'Clientes y cajas', allowed: () => can('clients.view') },
       { path: '/mesas', label: 'Mesas', allowed: () => can('mesas.view') || can('mesas.manage') },
       { path: '/centros-de-costo', label: 'Centros de costo', allowed: () => can('cost_centers.view') || can('cost_centers.edit') },

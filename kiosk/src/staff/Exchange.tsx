@@ -35,6 +35,15 @@ interface Client {
   accounts: Account[]
 }
 
+/** A caja's till as `GET /api/cajas` tells it (contract §20): a closed one takes no exchange until it is opened. */
+interface Till {
+  till: 'never_opened' | 'open' | 'closed'
+  session: { opened_at: string; opened_by_name: string | null; closed_at: string | null; closed_by_name: string | null } | null
+}
+
+const clock = new Intl.DateTimeFormat('es-AR', { day: '2-digit', month: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+const at = (iso: string | null | undefined) => (iso ? clock.format(new Date(iso)).replace(',', '') : '')
+
 /** The caja each desk works from, remembered by this browser per desk name. */
 const CAJAS_KEY = 'fos.staff.cajas'
 const storedCajas = (): Record<string, number> => {
@@ -99,6 +108,8 @@ export function ExchangePanel(props: {
   const [cajas, setCajas] = createSignal<Client[] | null>(null)
   const [cajaId, setCajaId] = createSignal<number | null>(storedCajas()[props.desk] ?? null)
   const [choosingCaja, setChoosingCaja] = createSignal(false)
+  // Unknown (null) when the till states cannot be read: the server still refuses a closed caja, in the same words.
+  const [tills, setTills] = createSignal<Map<number, Till> | null>(null)
 
   const [side, setSide] = createSignal<Side>(props.side)
   const [currency, setCurrency] = createSignal('')
@@ -166,7 +177,16 @@ export function ExchangePanel(props: {
     }
   }
 
+  const loadTills = async () => {
+    const body = await guard(() => money<{ data: ({ id: number } & Till)[] }>('GET', '/api/cajas'))
+    setTills(new Map(body.data.map((c) => [c.id, { till: c.till, session: c.session }])))
+  }
+  const tillOf = (id: number | null) => (id === null ? undefined : tills()?.get(id))
+  const closedWords = (box: Client) =>
+    `La caja «${box.name}» está cerrada: no se puede comprar ni vender en ella hasta que un encargado la abra (Administración → Cajas).`
+
   onMount(async () => {
+    void loadTills().catch(() => {})
     try {
       const [profile] = await Promise.all([guard(() => money<CompanyProfile>('GET', '/api/company')), loadBoard()])
       setCompany(profile)
@@ -242,6 +262,7 @@ export function ExchangePanel(props: {
     const out: Partial<Record<Field, string>> = {}
     const box = caja()
     if (!box) out.caja = 'Elija la caja de este puesto.'
+    else if (tillOf(box.id)?.till === 'closed') out.caja = closedWords(box)
     if (!currency()) out.currency = tradable().length ? 'Elija la moneda.' : 'No hay cotizaciones publicadas: un gerente las carga en Administración → Cotizaciones.'
     else if (box) {
       const missing = [currency(), local()].filter((cur) => !box.accounts.some((a) => a.currency_name === cur))
@@ -292,7 +313,8 @@ export function ExchangePanel(props: {
       case 'DOCUMENT_TAKEN':
         return { document: 'Ese documento es de una caja de la casa, no de un cliente.' }
       case 'TILL_CLOSED':
-        return { caja: 'La caja está cerrada: ábrala antes de operar.' }
+        void loadTills().catch(() => {})
+        return { caja: caja() ? closedWords(caja()!) : 'La caja está cerrada: ábrala antes de operar.' }
       case 'AMOUNT_OUT_OF_RANGE':
         return { amount: 'El importe es demasiado grande para registrarlo.' }
       case 'OPERATION_TYPE_NOT_FOUND':
@@ -325,6 +347,8 @@ export function ExchangePanel(props: {
   const submit = async (e?: Event) => {
     e?.preventDefault()
     if (busy() || done()) return
+    // A caja seen closed may have been opened since: asked again before refusing.
+    if (tillOf(cajaId())?.till === 'closed') await loadTills().catch(() => {})
     const problems = check()
     setErrors(problems)
     if (Object.values(problems).some(Boolean)) return focusFirst(problems)
@@ -368,6 +392,7 @@ export function ExchangePanel(props: {
       fill.done()
       setDone(answer.data)
       void loadCajas().catch(() => {})
+      void loadTills().catch(() => {})
       queueMicrotask(() => receiptBox?.focus())
     } catch (err) {
       if (err instanceof ApiFailure && err.status === 401) return
@@ -473,6 +498,17 @@ export function ExchangePanel(props: {
               <span>
                 Caja: <strong>{box().name}</strong>
               </span>
+              <Show when={tillOf(box().id)}>
+                {(t) => (
+                  <span class={`x-till ${t().till}`} data-testid="x-till">
+                    {t().till === 'open'
+                      ? `Abierta desde ${at(t().session?.opened_at)}${t().session?.opened_by_name ? ` (${t().session!.opened_by_name})` : ''}`
+                      : t().till === 'closed'
+                        ? `Cerrada${t().session?.closed_at ? ` el ${at(t().session!.closed_at)}` : ''}: no se puede operar`
+                        : 'Sin apertura de caja'}
+                  </span>
+                )}
+              </Show>
               <Show when={!done()}>
                 <button type="button" onClick={() => setChoosingCaja(true)} data-testid="x-change-caja">
                   Cambiar caja
@@ -504,7 +540,15 @@ export function ExchangePanel(props: {
                 {...aria('caja')}
               >
                 <option value="">Elegir…</option>
-                <For each={cajas() ?? []}>{(c) => <option value={c.id}>{c.name}</option>}</For>
+                <For each={cajas() ?? []}>
+                  {(c) => (
+                    // `selected` as well as the select's value: the value is set before these options exist.
+                    <option value={c.id} selected={c.id === cajaId()}>
+                      {c.name}
+                      {tillOf(c.id)?.till === 'closed' ? ' (cerrada)' : tillOf(c.id)?.till === 'open' ? ' (abierta)' : ''}
+                    </option>
+                  )}
+                </For>
               </select>,
             )}
           </Show>

@@ -13,7 +13,7 @@ import { operationVisible } from '../../lib/scope'
  * a company column, plus companies itself), so a new table is filterable as soon as it exists. No table here
  * is an internal impersonation table, so the default view is every audited table of the company.
  */
-const NOT_AUDITED = new Set(['audit_logs', 'audit_digests', 'audit_seals', 'audit_pending', 'idempotency_keys'])
+const NOT_AUDITED = new Set(['audit_logs', 'audit_digests', 'audit_seals', 'audit_pending', 'idempotency_keys', 'till_states', 'till_movements'])
 const AUDITED = new Set(
   (Object.values(schema) as unknown[])
     .filter((v): v is PgTable => is(v, PgTable))

@@ -517,6 +517,9 @@ export async function deleteClient(tx: Tx, caller: Caller, id: number) {
 }
 
 export async function addAccount(tx: Tx, caller: Caller, clientId: number, input: { name?: string; currency_name: string }) {
+  // A caja's new account waits for an open or close of its till in progress (they lock the till row, then every
+  // account of the caja, server/modules/tills/service.ts): made after it, it is not one the close failed to lock.
+  await tx.execute(sql`select 1 from till_states where caja_id = ${clientId} for share`)
   await clientRow(tx, caller, clientId, true)
   const [row] = await insertOne(
     tx,

@@ -1,35 +1,17 @@
-import { readFileSync } from 'node:fs'
-import PDFDocument from 'pdfkit'
-import type { ReceiptView } from './service'
 import { formatEsAr } from '../../lib/money'
+import { localDateTime, pdfDocument } from '../../lib/pdf'
+import type { ReceiptView } from './service'
 
-/**
- * The receipt as a PDF sized for an 80 mm roll printer, made with pdfkit. The font is DejaVu Sans from the
- * `dejavu-fonts-ttf` package, embedded (subset) in every file, so "ñ" and "á" print on any machine: the PDF's
- * standard fonts cover only Latin-1 through a code page, and no system font is assumed.
- */
+/** The receipt as a PDF sized for an 80 mm roll printer (fonts: server/lib/pdf.ts). */
 
 const MM = 72 / 25.4
 const WIDTH = 80 * MM
 const MARGIN = 4 * MM
 const INNER = WIDTH - 2 * MARGIN
 
-let fonts: { regular: Buffer; bold: Buffer } | undefined
-const fontFiles = () =>
-  (fonts ??= {
-    regular: readFileSync(Bun.resolveSync('dejavu-fonts-ttf/ttf/DejaVuSans.ttf', import.meta.dir)),
-    bold: readFileSync(Bun.resolveSync('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf', import.meta.dir)),
-  })
-
 const SIDE = { buy: 'Compra', sell: 'Venta' } as const
 
 const DOCUMENT_WORDS: Record<string, string> = { DNI: 'DNI', PASAPORTE: 'Pasaporte', CUIT: 'CUIT', CUIL: 'CUIL', CI: 'CI', OTRO: 'Documento' }
-
-/** Date and time of issue on the company's wall clock, as people in Argentina write it (24/11/2026 15:04). */
-function issued(iso: string, timezone: string): string {
-  const f = new Intl.DateTimeFormat('es-AR', { timeZone: timezone, day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
-  return f.format(new Date(iso)).replace(',', '')
-}
 
 const money = (value: { rawJSON: string }) => formatEsAr(value.rawJSON)
 
@@ -64,7 +46,7 @@ function draw(doc: PDFKit.PDFDocument, view: ReceiptView) {
   line()
   centred(`Boleto de ${SIDE[r.side].toLowerCase()} de divisas`, 9, true)
   centred(`N.º ${r.number}`, 10, true)
-  centred(issued(r.issued_at, view.timezone), 8)
+  centred(localDateTime(r.issued_at, view.timezone), 8)
   line()
   row('Cliente', r.customer.name ?? 'Sin identificar')
   if (r.customer.document) row(DOCUMENT_WORDS[r.customer.document.type] ?? r.customer.document.type, `${r.customer.document.number} (${r.customer.document.country})`)
@@ -85,22 +67,13 @@ function draw(doc: PDFKit.PDFDocument, view: ReceiptView) {
 }
 
 function render(view: ReceiptView, height: number): { doc: PDFKit.PDFDocument; done: Promise<Buffer> } {
-  const { regular, bold } = fontFiles()
-  const doc = new PDFDocument({
+  const made = pdfDocument({
     size: [WIDTH, height],
     margin: MARGIN,
     info: { Title: `Boleto ${view.receipt.number}`, Author: view.receipt.company.legal_name ?? view.companyName, CreationDate: new Date(view.receipt.issued_at) },
   })
-  const chunks: Buffer[] = []
-  doc.on('data', (c: Buffer) => chunks.push(c))
-  const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on('end', () => resolve(Buffer.concat(chunks)))
-    doc.on('error', reject)
-  })
-  doc.registerFont('regular', regular)
-  doc.registerFont('bold', bold)
-  draw(doc, view)
-  return { doc, done }
+  draw(made.doc, view)
+  return made
 }
 
 /** The PDF bytes: drawn once on a long page to learn its height, then on a page that ends where the receipt does. */

@@ -23,7 +23,9 @@ const SCOPE_NOTE =
 const MONEY_NOTE =
   '`amount` is a JSON number or a decimal string, signed (negative debits the account, positive credits it) and non-zero; it is stored exactly with 6 decimal places, extra places rounded half away from zero (1.0000005 → 1.000001, -1.0000005 → -1.000001); an amount that rounds to 0 is a 400. Balances move by exact decimal arithmetic in the database.'
 const TRANSITION_NOTE =
-  'One database transaction that locks the operation, then the accounts it moves in ascending id order; concurrent calls on one operation serialise, so of two simultaneous calls exactly one succeeds.'
+  'One database transaction that locks the operation, then the till rows of the cajas it moves, then the accounts it moves in ascending id order; concurrent calls on one operation serialise, so of two simultaneous calls exactly one succeeds.'
+const TILL_NOTE =
+  'While a caja that has had till sessions is closed (`POST /api/cajas/{id}/close`), nothing moves its accounts: 409 `TILL_CLOSED` (`details` name the caja), until it is opened again; a caja never opened is not restricted. While it is open the change joins its till session (the day report).'
 
 export const operationsModule = (app: AppContext) =>
   new Elysia({ prefix: '/api' })
@@ -76,7 +78,7 @@ export const operationsModule = (app: AppContext) =>
       {
         policy: { permission: 'operations.create', idempotent: true },
         body: OperationModel.create,
-        response: { 201: OperationModel.operation, ...errors(400, 422) },
+        response: { 201: OperationModel.operation, ...errors(400, 409, 422) },
         detail: {
           tags: ['Operations'],
           summary: 'Create an operation with its transactions',
@@ -86,6 +88,7 @@ export const operationsModule = (app: AppContext) =>
             'A transaction\'s `currency` is its account\'s; `is_commission` comes from its transaction type.',
             'References of another company or unknown: 422 `OPERATION_TYPE_NOT_FOUND`, `UNKNOWN_ACCOUNT`, `UNKNOWN_CLIENT`, `UNKNOWN_TRANSACTION_TYPE`, `UNKNOWN_COST_CENTER`.',
             'A client-scoped employee may only create an operation they can see afterwards (its `client_id`, or an account it moves, belongs to one of their clients); otherwise 403 `FORBIDDEN`.',
+            TILL_NOTE,
           ].join('\n\n'),
         },
       },
@@ -104,7 +107,7 @@ export const operationsModule = (app: AppContext) =>
           summary: 'Create up to 1,000 operations at once, all or none',
           description: [
             'One database transaction; `data` holds the created operations in the order of `operations`. Each item is the body of `POST /api/operations` and is checked exactly as that route checks it (references, amounts, client scope); operations created `completed` move the balances, and the audit trail records the same rows as for single creates.',
-            'When any item is wrong nothing is written and the answer is 422 `BATCH_ITEM_INVALID` with `details: [{ index, code, error, details? }]`, one entry for every failing item (`code` and `details` are those the single create would answer for it). A body that fails the schema (more than 1,000 items, a missing field) is 400 `VALIDATION_ERROR`.',
+            'When any item is wrong nothing is written and the answer is 422 `BATCH_ITEM_INVALID` with `details: [{ index, code, error, details? }]`, one entry for every failing item (`code` and `details` are those the single create would answer for it; an item moving a closed caja has `code: "TILL_CLOSED"`). A body that fails the schema (more than 1,000 items, a missing field) is 400 `VALIDATION_ERROR`.',
             'The Idempotency-Key covers the whole batch.',
             MONEY_NOTE,
           ].join('\n\n'),
@@ -145,7 +148,7 @@ export const operationsModule = (app: AppContext) =>
         detail: {
           tags: ['Operations'],
           summary: 'Approve: every transaction pending → completed',
-          description: `Adds each amount to its account's balance. Not all transactions pending → 409 \`NOT_ALL_PENDING\`. ${TRANSITION_NOTE} ${SCOPE_NOTE}`,
+          description: `Adds each amount to its account's balance. Not all transactions pending → 409 \`NOT_ALL_PENDING\`. ${TRANSITION_NOTE} ${TILL_NOTE} ${SCOPE_NOTE}`,
         },
       },
     )
@@ -159,7 +162,7 @@ export const operationsModule = (app: AppContext) =>
         detail: {
           tags: ['Operations'],
           summary: 'Revert: every transaction completed → pending',
-          description: `Takes each amount back out of its account's balance. Not all transactions completed → 409 \`NOT_ALL_COMPLETED\`. ${TRANSITION_NOTE} ${SCOPE_NOTE}`,
+          description: `Takes each amount back out of its account's balance. Not all transactions completed → 409 \`NOT_ALL_COMPLETED\`. ${TRANSITION_NOTE} ${TILL_NOTE} ${SCOPE_NOTE}`,
         },
       },
     )
@@ -173,7 +176,7 @@ export const operationsModule = (app: AppContext) =>
         detail: {
           tags: ['Operations'],
           summary: 'Cancel: every transaction not yet cancelled → cancelled',
-          description: `Completed transactions leave the balances. All already cancelled → 409 \`ALREADY_CANCELLED\`. ${TRANSITION_NOTE} ${SCOPE_NOTE}`,
+          description: `Completed transactions leave the balances. All already cancelled → 409 \`ALREADY_CANCELLED\`. ${TRANSITION_NOTE} ${TILL_NOTE} ${SCOPE_NOTE}`,
         },
       },
     )

@@ -220,11 +220,30 @@ export async function listOperations(db: Executor, caller: Caller, q: ListOperat
 // ---------------------------------------------------------------------------------------- write side
 
 /*
- * Locking discipline of every ledger write: at most one operation row first, then accounts in ascending id
- * order, so two writers never wait on each other in a cycle. Rows are locked `for no key update`, the lock an
- * UPDATE of a balance or status takes anyway; unlike `for update` it does not block inserts whose foreign key
- * points at the row (new transactions on an account, attachments of an operation).
+ * Locking discipline of every ledger write: at most one operation row first, then accounts in ascending id order, so
+ * two writers never wait on each other in a cycle. Rows are locked `for no key update`, the lock an UPDATE of a
+ * balance or status takes anyway; unlike `for update` it does not block inserts whose foreign key points at the row
+ * (new transactions on an account, attachments of an operation).
+ *
+ * The till check rides on those locks: an open or a close of a caja locks every account of the caja `for update`
+ * (server/modules/tills/service.ts), which waits for any lock a write holds on one of them and makes any later one
+ * wait. So once a write holds its accounts, its caja's till cannot open or close until it commits, and the till state
+ * it reads in a statement after the lock is the one it commits under: a closed caja refuses it (409 TILL_CLOSED), an
+ * open one records it among its session's movements.
  */
+
+/** A caja's till as the write locked it: `session_id` null when it was never opened. */
+interface TillRow {
+  caja_id: number
+  session_id: number | null
+  open: boolean
+}
+
+/** 409 TILL_CLOSED for a write moving an account of caja `cajaId`, whose till is closed. */
+export const tillClosed = (cajaId: number, field = 'transactions') =>
+  new ApiError(409, 'TILL_CLOSED', `Caja ${cajaId} is closed; nothing moves its accounts until its till is opened again (POST /api/cajas/${cajaId}/open)`, [
+    { field, message: `caja ${cajaId} is closed` },
+  ])
 
 function badAmount(index: number, message: string): ApiError {
   return invalid('Invalid transaction amount', [{ field: `transactions.${index}.amount`, message }])
@@ -268,6 +287,7 @@ async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[
       types: { id: number; company_id: number }[]
       cost_centers: { id: number; company_id: number }[]
       tx_types: { id: number; company_id: number; is_commission: boolean }[]
+      tills: TillRow[]
     }
   }>(
     await OPERATION_REFS(tx, {
@@ -283,7 +303,8 @@ async function loadRefs(tx: Tx, companyId: number, inputs: CreateOperationInput[
   const clientRows = own(refs.clients)
   const liveClient = (id: number) => clientRows.get(id)?.deleted === false
   const accounts = new Map([...own(refs.accounts)].filter(([, a]) => liveClient(a.client_id)))
-  return { types: own(refs.types), liveClient, costCenters: own(refs.cost_centers), accounts, txTypes: own(refs.tx_types) }
+  const tills = new Map(refs.tills.map((t) => [t.caja_id, t]))
+  return { types: own(refs.types), liveClient, costCenters: own(refs.cost_centers), accounts, txTypes: own(refs.tx_types), tills }
 }
 
 type Refs = Awaited<ReturnType<typeof loadRefs>>
@@ -317,6 +338,10 @@ function prepare(caller: Caller, input: CreateOperationInput, refs: Refs, amount
     .map((t, index) => ({ index, id: t.transaction_type_id }))
     .filter((r): r is { index: number; id: number } => r.id != null)
   unknownRefs('UNKNOWN_TRANSACTION_TYPE', 'transaction_type_id', typeRefs, refs.txTypes)
+  for (const [index, t] of input.transactions.entries()) {
+    const till = refs.tills.get(refs.accounts.get(t.account_id)!.client_id)
+    if (till && till.session_id !== null && !till.open) throw tillClosed(till.caja_id, `transactions.${index}.account_id`)
+  }
 
   const scope = clientScope(caller)
   if (scope) {
@@ -456,8 +481,27 @@ async function insertOperations(tx: Tx, caller: Caller, items: Prepared[], refs:
       where a.id = d.id`)
   }
 
+  // Each operation moving an open caja joins that caja's session (read by loadRefs once the accounts were locked).
+  const moves = items.flatMap((p, i) => {
+    const sessions = new Set(p.input.transactions.map((t) => refs.tills.get(refs.accounts.get(t.account_id)!.client_id)).filter((t) => t?.open).map((t) => t!.session_id!))
+    return [...sessions].map((session) => ({ session, op: ops[i].id, moved: p.status === 'completed' }))
+  })
+  if (moves.length)
+    await RECORD_CREATED(tx, {
+      company: companyId,
+      sessions: arrayLiteral(moves.map((m) => m.session)),
+      ops: arrayLiteral(moves.map((m) => m.op)),
+      moved: arrayLiteral(moves.map((m) => m.moved)),
+    })
+
   return announceCreated(tx, companyId, ops, txRows, attach)
 }
+
+/** Operations created while their cajas were open, as movements of those cajas' sessions. */
+const RECORD_CREATED = fixedStatement<{ company: number; sessions: string; ops: string; moved: string }>(
+  (p) => sql`insert into till_movements (company_id, session_id, operation_id, event, moved)
+    select ${p.company}::int, u.session_id, u.op, 'created', u.moved from unnest(${p.sessions}::int[], ${p.ops}::int[], ${p.moved}::bool[]) as u(session_id, op, moved)`,
+)
 
 /**
  * Rows that belong with one operation being created (an exchange and its receipt), written once the operation's own
@@ -501,7 +545,9 @@ async function announceCreated(tx: Tx, companyId: number, ops: InsertedOperation
  * primary key. When any check fails nothing is inserted (an id is drawn only when all pass), and the create reads its
  * references to say exactly what (`createOperation`). No account is locked first: the foreign-key checks take the
  * only lock a pending operation needs (`for key share`), which conflicts with no lock any ledger write takes, so
- * their order cannot deadlock.
+ * their order cannot deadlock. Those locks are what an open or a close of the caja waits for (see the locking
+ * discipline above), so the till is checked by the next statement (`till_created`, db/sql/tills.sql), sent right
+ * ahead of the announcement.
  */
 const INSERT_CHECKED = fixedStatement<
   {
@@ -560,6 +606,8 @@ const INSERT_CHECKED = fixedStatement<
     ${insertedRows(p.keyChecks)}`,
 )
 
+const TILL_CREATED = fixedStatement<{ op: number; company: number }>((p) => sql`select till_created(${p.op}::int, ${p.company}::int) as closed`)
+
 /** `INSERT_CHECKED` for one pending operation: the created operation, announced, or null when a check failed. */
 async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput, amounts: string[], attach?: Attach): Promise<OperationDto | null> {
   const scope = clientScope(caller)
@@ -586,8 +634,14 @@ async function insertChecked(tx: Tx, caller: Caller, input: CreateOperationInput
     ),
   )
   if (inserted.ops.length === 0) return null
-  const [created] = await announceCreated(tx, caller.companyId, inserted.ops, inserted.txs, attach)
-  return created
+  // The till check and the announcement go out together, one round trip; a closed caja rolls back both.
+  const checking = Promise.resolve(TILL_CREATED(tx, { op: inserted.ops[0].id, company: caller.companyId }))
+  const [checked, announced] = await Promise.allSettled([checking, announceCreated(tx, caller.companyId, inserted.ops, inserted.txs, attach)])
+  if (checked.status === 'rejected') throw checked.reason
+  const [{ closed }] = rowsOf<{ closed: number | null }>(checked.value)
+  if (closed !== null) throw tillClosed(closed)
+  if (announced.status === 'rejected') throw announced.reason
+  return announced.value[0]
 }
 
 /**
@@ -658,15 +712,16 @@ const LEDGER_TRANSITION = fixedStatement<{
   to: string
   sign: number
 }>(
-  (p) => sql`select op_company, changed from ledger_transition(${p.id}::int, ${p.company}::int, ${p.scope}::int[], ${p.from}::text,
+  (p) => sql`select op_company, changed, till_closed from ledger_transition(${p.id}::int, ${p.company}::int, ${p.scope}::int[], ${p.from}::text,
     ${p.except}::boolean, ${p.counted}::text, ${p.to}::text, ${p.sign}::int)`,
 )
 
 /**
  * One status change of a whole operation, made by `ledger_transition` (db/sql/ledger.sql) in one round trip: lock
- * the operation row, lock the accounts it moves in ascending id order, then flip the transactions, move the balances
- * and store the new operation status. A database function because its statements' plans are kept by the session,
- * also behind a pooler in transaction pooling, where nothing can be prepared. Balances change by `balance + amount`
+ * the operation row, the accounts it moves in ascending id order, read their cajas' till (refused while one is closed:
+ * 409 TILL_CLOSED), then flip the transactions, move the balances and store the new operation status.
+ * A database function because its statements' plans are kept by the session, also behind a pooler in transaction
+ * pooling, where nothing can be prepared. Balances change by `balance + amount`
  * in numeric arithmetic, never through JavaScript.
  */
 async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, refuse: () => ApiError): Promise<number> {
@@ -688,8 +743,9 @@ async function transition(tx: Tx, caller: Caller, id: number, rule: Transition, 
   // the error below rolls back whatever they wrote. Both are settled before anything is thrown.
   const [changed, announced] = await Promise.allSettled([changing, announce(tx, operationEvent(rule.event, caller.companyId, id))])
   if (changed.status === 'rejected') throw changed.reason
-  const [row] = rowsOf<{ op_company: number; changed: number | null }>(changed.value)
+  const [row] = rowsOf<{ op_company: number; changed: number | null; till_closed: number | null }>(changed.value)
   if (!row || row.op_company !== caller.companyId) throw notFound('Operation')
+  if (row.till_closed !== null) throw tillClosed(row.till_closed, 'id')
   if (row.changed === null) throw refuse()
   if (announced.status === 'rejected') throw announced.reason
   return row.changed

@@ -131,6 +131,8 @@ const EVENT_OBJECTS = {
   'ventanilla_ticket.finished': 'VentanillaTicket',
   'ventanilla_ticket.no_show': 'VentanillaTicket',
   'ventanilla_ticket.transferred': 'VentanillaTicket',
+  'till_session.opened': 'TillSession',
+  'till_session.closed': 'TillSession',
   'webhook_endpoint.disabled': 'WebhookEndpoint',
   'webhook.test': 'WebhookEndpoint',
 } as const satisfies Record<EventType, string>

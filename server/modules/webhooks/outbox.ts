@@ -33,6 +33,8 @@ export const EVENT_TYPES = [
   'ventanilla_ticket.finished',
   'ventanilla_ticket.no_show',
   'ventanilla_ticket.transferred',
+  'till_session.opened',
+  'till_session.closed',
   'webhook_endpoint.disabled',
   'webhook.test',
 ] as const
