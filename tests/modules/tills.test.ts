@@ -128,7 +128,7 @@ describe('till sessions: open, count, close', () => {
       type: 'Compra de divisas',
       status: 'completed',
       events: [{ event: 'created' }],
-      exchange: { side: 'buy', currency: 'USD', amount: '100', rate: '1165.5', local_amount: '116550', commission: '500' },
+      exchange: { side: 'buy', currency: 'USD', amount: '100', rate: '1165.5', rate_source: 'board', local_amount: '116550', commission: '500', ticket_id: null },
       movements: [
         { currency: 'USD', amount: '100' },
         { currency: 'ARS', amount: '-116050' },

@@ -32,15 +32,15 @@ export type DocumentErrors = { number?: string; country?: string }
 export const emptyDocument = (): DocumentDraft => ({ type: '', number: '', country: 'AR' })
 export const draftOf = (d: ClientDocument | null | undefined): DocumentDraft => (d ? { type: d.type, number: d.number, country: d.country } : emptyDocument())
 
-/** The API's own normalisation (dots, spaces and dashes out, upper case), so the check here says what it will say. */
-export const normaliseNumber = (raw: string) => raw.replace(/[.\s\-‐‑‒–—]/g, '').toUpperCase()
+/** The API's own normalisation (dots, spaces and dashes out, nothing else), so the check here says what it will say. */
+export const normaliseNumber = (raw: string) => raw.replace(/[.\s\-‐‑‒–—]/g, '')
 
 export function documentProblems(d: DocumentDraft): DocumentErrors {
   if (!d.type) return {}
   const found: DocumentErrors = {}
   const number = normaliseNumber(d.number)
   if (!number) found.number = 'Escriba el número del documento.'
-  else if (!/^[A-Z0-9]{1,30}$/.test(number)) found.number = 'El número lleva solo letras y dígitos (los puntos y guiones se quitan solos), hasta 30.'
+  else if ([...number].length > 30) found.number = 'El número lleva hasta 30 caracteres (los puntos, espacios y guiones se quitan solos).'
   if (!/^[A-Za-z]{2}$/.test(d.country.trim())) found.country = 'El país va con su código de dos letras, por ejemplo AR o UY.'
   return found
 }

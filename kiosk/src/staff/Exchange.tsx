@@ -64,7 +64,8 @@ const storeCaja = (desk: string, id: number | null) => {
   }
 }
 
-const NUMBER = /^[A-Z0-9]{1,30}$/
+/** What the API takes as a document number once dots, spaces and dashes are out: 1–30 characters, no control ones. */
+const NUMBER = /^[^\p{Cc}]{1,30}$/u
 /** Argentine documents carry the country implicitly; the others ask for it. */
 const asksCountry = (type: DocumentType) => type === 'PASAPORTE' || type === 'CI' || type === 'OTRO'
 
@@ -281,7 +282,7 @@ export function ExchangePanel(props: {
     else if (c && c.ok && side() === 'buy' && figures() && new Decimal(c.value).gte(figures()!.local))
       out.commission = `La comisión debe ser menor que los ${local()} ${formatArs(figures()!.local)} que recibe el cliente.`
     const number = normaliseNumber(docNumber())
-    if (docNumber().trim() && !NUMBER.test(number)) out.document = 'El número lleva de 1 a 30 letras o dígitos (los puntos y guiones no cuentan).'
+    if (docNumber().trim() && !NUMBER.test(number)) out.document = 'El número lleva de 1 a 30 caracteres (los puntos, espacios y guiones no cuentan).'
     else if (lookup().state === 'caja') out.document = 'Ese documento es de una caja de la casa, no de un cliente.'
     if (docNumber().trim() && asksCountry(docType()) && !/^[A-Za-z]{2}$/.test(country().trim())) out.country = 'Dos letras, por ejemplo BR o UY.'
     const found = lookup().state === 'found'

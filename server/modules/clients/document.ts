@@ -16,7 +16,7 @@ const documentType = t.Union(
 )
 
 export const NUMBER_RULE =
-  'Dots, spaces and dashes are removed and letters upper-cased before it is stored or compared (`20-12.345.678-3` is `20123456783`, a passport `aab 123456` is `AAB123456`): no document in use tells two numbers apart by case. What remains must be 1–30 letters (A–Z) or digits.'
+  'Dots, spaces and dashes are removed before it is stored or compared (`20-12.345.678-3` is `20123456783`, a passport `AB 123456` is `AB123456`); nothing else is changed, letter case included, and lookups and the one-per-company rule compare it exactly. What remains must be 1–30 characters, none of them a control character.'
 
 export const DocumentModel = {
   input: t.Object(
@@ -30,7 +30,7 @@ export const DocumentModel = {
   output: t.Object(
     {
       type: documentType,
-      number: t.String({ description: 'Normalised: letters and digits only, upper case' }),
+      number: t.String({ description: 'As given, without dots, spaces or dashes' }),
       country: t.String({ description: 'ISO 3166-1 alpha-2' }),
     },
     { description: 'An identity document' },
@@ -39,10 +39,14 @@ export const DocumentModel = {
 
 export type DocumentInput = typeof DocumentModel.input.static
 
-/** A number as stored and compared: without dots, whitespace or dashes (hyphen and the dashes people paste), upper case. */
-export const normaliseNumber = (raw: string) => raw.replace(/[.\s\-‐‑‒–—]/g, '').toUpperCase()
+/**
+ * A number as stored and compared (contract §19): without dots, spaces or dashes (the hyphen and the dashes people
+ * paste), nothing else changed.
+ */
+export const normaliseNumber = (raw: string) => raw.replace(/[.\s\-‐‑‒–—]/g, '')
 
-const NUMBER = /^[A-Z0-9]{1,30}$/
+/** 1–30 characters (code points), none a control character. */
+const NUMBER = /^[^\p{Cc}]{1,30}$/u
 
 /** Codes Intl names that are not countries of ISO 3166-1 (unions, unknown and grouping regions). */
 const NOT_COUNTRIES = new Set(['EU', 'EZ', 'UN', 'QO', 'ZZ'])
@@ -56,7 +60,7 @@ export function checkDocument(input: DocumentInput, path = 'document'): ClientDo
   const number = normaliseNumber(input.number)
   const country = (input.country ?? 'AR').toUpperCase()
   const problems: { field: string; message: string }[] = []
-  if (!NUMBER.test(number)) problems.push({ field: `${path}.number`, message: 'after removing dots, spaces and dashes: 1 to 30 letters or digits' })
+  if (!NUMBER.test(number)) problems.push({ field: `${path}.number`, message: 'after removing dots, spaces and dashes: 1 to 30 characters, no control characters' })
   if (!isCountry(country)) problems.push({ field: `${path}.country`, message: `"${country}" is not an ISO 3166-1 alpha-2 country code` })
   if (problems.length) throw invalid('Invalid document', problems)
   return { type: input.type, number, country }
@@ -65,7 +69,7 @@ export function checkDocument(input: DocumentInput, path = 'document'): ClientDo
 /** A stored document number lookup: the same normalisation, or 400 when nothing searchable remains. */
 export function searchNumber(raw: string): string {
   const number = normaliseNumber(raw)
-  if (!NUMBER.test(number)) throw invalid('Invalid document number', [{ field: 'document', message: 'after removing dots, spaces and dashes: 1 to 30 letters or digits' }])
+  if (!NUMBER.test(number)) throw invalid('Invalid document number', [{ field: 'document', message: 'after removing dots, spaces and dashes: 1 to 30 characters, no control characters' }])
   return number
 }
 

@@ -45,7 +45,7 @@ const transaction = t.Object({
 
 
 /** What an operation made by `POST /api/exchanges` was, in the counter's terms (contract §19). */
-const exchange = t.Object(
+export const ExchangeDetailModel = t.Object(
   {
     side: t.Union([t.Literal('buy'), t.Literal('sell')], { description: '`buy`: the house bought the foreign currency (the customer handed it in); `sell`: it sold it' }),
     currency: t.String({ description: 'The foreign currency' }),
@@ -75,7 +75,7 @@ const operation = t.Object({
   updated_at: DateTime,
   transactions: t.Array(transaction),
   attachments: t.Array(AttachmentModel.attachment),
-  exchange: t.Optional(exchange),
+  exchange: t.Optional(ExchangeDetailModel),
   receipt_number: t.Optional(t.String({ ...receiptNumber, description: 'Only on an exchange: its receipt number `PPPPP-NNNNNNNN`' })),
 }, { $id: 'Operation' })
 
@@ -108,7 +108,7 @@ const create = t.Object(
 )
 
 export const OperationModel = {
-  exchange,
+  exchange: ExchangeDetailModel,
   receiptNumber,
   operationTypeCreate: t.Object(
     { name: t.String({ minLength: 1, maxLength: 200 }), kind: Kind },

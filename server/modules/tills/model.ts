@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { DateTime, MoneyOut, NonNegativeMoney, Pagination, pageQuery } from '../../lib/models'
+import { ExchangeDetailModel } from '../operations/model'
 
 const Currency = t.String({ minLength: 1, maxLength: 50, description: "A currency of the caja's accounts (any case)" })
 
@@ -106,16 +107,7 @@ const reportOperation = t.Object({
   created_by_name: t.Nullable(t.String()),
   events: t.Array(t.Object({ event: t.Union([t.Literal('created'), t.Literal('approved'), t.Literal('reverted'), t.Literal('cancelled')]), at: DateTime })),
   status: t.Union([t.Literal('pending'), t.Literal('completed'), t.Literal('cancelled')], { description: 'As the session left it' }),
-  exchange: t.Nullable(
-    t.Object({
-      side: t.Union([t.Literal('buy'), t.Literal('sell')]),
-      currency: t.String(),
-      amount: MoneyOut(),
-      rate: MoneyOut(),
-      local_amount: MoneyOut(),
-      commission: MoneyOut(),
-    }),
-  ),
+  exchange: t.Nullable(ExchangeDetailModel),
   movements: t.Array(movement, { description: "What the operation's changes during the session moved on the caja, per currency" }),
 })
 

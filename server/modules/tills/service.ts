@@ -7,7 +7,7 @@ import { pagination } from '../../lib/models'
 import { D, storedAmount, toJson, type Dec } from '../../lib/money'
 import { isoSql } from '../../lib/time'
 import { trimDecimal } from '../../../db/json'
-import { receiptNumber } from '../operations/exchange-detail'
+import { exchangeDetailDto, receiptNumber } from '../operations/exchange-detail'
 import { createOperation, instant } from '../operations/service'
 import type { CajaDto, CountInput, TillReport, TillSessionDto } from './model'
 
@@ -433,6 +433,8 @@ export async function tillReport(db: Executor, caller: Caller, id: number): Prom
     rate: string | null
     local_amount: string | null
     commission: string | null
+    rate_source: string | null
+    ticket_id: number | null
     legs: { currency: string; amount: string }[]
   }>(
     await db.execute(sql`with mv as (
@@ -445,7 +447,7 @@ export async function tillReport(db: Executor, caller: Caller, id: number): Prom
       )
       select o.id, ${isoSql(sql`ops.first_at`)} as at, ot.name as type, o.description, o.client_id, cl.name as client_name, o.created_by,
         e.name as created_by_name, ops.events, r.point, r.seq, x.side, x.currency, x.amount::text as amount, x.rate::text as rate,
-        x.local_amount::text as local_amount, x.commission::text as commission,
+        x.local_amount::text as local_amount, x.commission::text as commission, x.rate_source, x.ticket_id,
         coalesce((select json_agg(json_build_object('currency', a.currency_name, 'amount', t.amount::text) order by t.id)
                   from transactions t join accounts a on a.id = t.account_id where t.operation_id = o.id and a.client_id = ${row.caja_id}), '[]') as legs
       from ops join operations o on o.id = ops.operation_id join operation_types ot on ot.id = o.operation_type_id
@@ -478,7 +480,7 @@ export async function tillReport(db: Executor, caller: Caller, id: number): Prom
       exchange:
         o.side === null
           ? null
-          : { side: o.side, currency: o.currency!, amount: toJson(o.amount), rate: toJson(o.rate), local_amount: toJson(o.local_amount), commission: toJson(o.commission) },
+          : exchangeDetailDto({ side: o.side, currency: o.currency!, amount: o.amount!, rate: o.rate!, rateSource: o.rate_source!, localAmount: o.local_amount!, commission: o.commission!, ticketId: o.ticket_id }),
       movements: [...moved].filter(([, a]) => !a.isZero()).map(([currency, amount]) => ({ currency, amount: toJson(text(amount)) })),
     }
   })
