@@ -24,19 +24,22 @@ CREATE OR REPLACE TRIGGER clients_till_state
 -- id of a closed caja the operation moves (nothing recorded; the caller refuses it and rolls back), else null, with
 -- the operation written down among the movements of every open session it moves.
 CREATE OR REPLACE FUNCTION till_created(op integer, company integer) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
+  cajas integer[];
   closed integer;
 BEGIN
-  SELECT min(s.caja_id) INTO closed FROM till_states s
-   WHERE s.caja_id IN (SELECT a.client_id FROM transactions t JOIN accounts a ON a.id = t.account_id WHERE t.operation_id = op)
-     AND s.session_id IS NOT NULL AND NOT s.open;
+  -- The owners of the operation's accounts, each account found by its id from the operation's own transactions, and
+  -- no table read whole (enable_seqscan off, as for the inserts' key checks, server/lib/write.ts): a plan made while
+  -- the tables were small otherwise reads every account of the company once they have grown.
+  SELECT array_agg(DISTINCT (SELECT a.client_id FROM accounts a WHERE a.id = t.account_id)) INTO cajas
+    FROM transactions t WHERE t.operation_id = op;
+  SELECT min(s.caja_id) INTO closed FROM till_states s WHERE s.caja_id = ANY (cajas) AND s.session_id IS NOT NULL AND NOT s.open;
   IF closed IS NOT NULL THEN
     RETURN closed;
   END IF;
   INSERT INTO till_movements (company_id, session_id, operation_id, event, moved)
-  SELECT company, s.session_id, op, 'created', false FROM till_states s
-   WHERE s.open AND s.caja_id IN (SELECT a.client_id FROM transactions t JOIN accounts a ON a.id = t.account_id WHERE t.operation_id = op);
+  SELECT company, s.session_id, op, 'created', false FROM till_states s WHERE s.open AND s.caja_id = ANY (cajas);
   RETURN NULL;
 END
 $$;
