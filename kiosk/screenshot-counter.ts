@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { SignJWT } from 'jose'
 import { startServer } from '../tests/server'
 import { ensureKioskBuilt, launchChromium, ROOT } from '../tests/kiosk/browser'
+import { startAtCounter } from '../tests/kiosk/staff'
 
 const out = process.argv[2] ?? join(ROOT, 'docs')
 const SECRET = 'screenshot-superadmin-secret-0123456789'
@@ -49,14 +50,7 @@ try {
   const dispenserUrl = (await call('POST', '/api/ventanilla/dispenser-tokens', { name: 'Tablet entrada' })).dispenser_url
 
   const staff = await chromium.context.newPage()
-  await staff.goto(`${server.base}/staff?empresa=${company.id}`)
-  await staff.fill('input[name=email]', 'lucia@cambios.example')
-  await staff.fill('input[name=password]', PASSWORD)
-  await staff.keyboard.press('Enter')
-  await staff.fill('input[name=desk]', 'Caja 2')
-  for (const box of await staff.locator('input[type=checkbox]').all()) await box.check()
-  await staff.getByRole('button', { name: 'Comenzar' }).click()
-  await staff.getByTestId('queue-A').waitFor()
+  await startAtCounter(staff, { base: server.base, companyId: company.id }, 'lucia@cambios.example', PASSWORD, 'Caja 2')
   await staff.keyboard.press('Space')
   await staff.getByTestId('current-ticket').waitFor()
   await staff.waitForTimeout(2200)

@@ -12,6 +12,7 @@ import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
 import { expectFitsSideways, signInToManage } from './manage'
 import { axeViolations, openScene, type Scene } from './scene'
+import { startAtCounter } from './staff'
 
 const SLOW = 20_000
 const PASSWORD = 'caja fuerte segura 2026'
@@ -220,14 +221,7 @@ describe('Cajas', () => {
 
   test('the counter shows whether its caja is open and refuses a purchase on a closed one in words', async () => {
     const desk = await chromium.context.newPage()
-    await desk.goto(`${server.base}/staff?empresa=${companyId}`)
-    await desk.fill('input[name=email]', email('mostrador'))
-    await desk.fill('input[name=password]', PASSWORD)
-    await desk.keyboard.press('Enter')
-    await desk.fill('input[name=desk]', 'Caja 1')
-    for (const box of await desk.locator('input[type=checkbox]').all()) await box.check()
-    await desk.getByRole('button', { name: 'Comenzar' }).click()
-    await desk.getByTestId('queue-A').waitFor({ timeout: SLOW })
+    await startAtCounter(desk, { base: server.base, companyId }, email('mostrador'), PASSWORD, 'Caja 1', SLOW)
     await ok('POST', '/api/ventanilla/tickets', { service_id: (await ok('GET', '/api/ventanilla/services')).data[0].id })
     await desk.getByTestId('queue-A').getByTestId('queue-ticket').first().waitFor({ timeout: SLOW })
     await desk.keyboard.press('Space')
