@@ -4,35 +4,22 @@
  *   bun kiosk/screenshot-counter.ts [outDir]
  * Runs the real server on a throwaway embedded database, so the pictures show the apps exactly as served.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SignJWT } from 'jose'
-import { startServer } from '../tests/server'
 import { ensureKioskBuilt, launchChromium, ROOT } from '../tests/kiosk/browser'
+import { openScene } from '../tests/kiosk/scene'
+import { startAtCounter } from '../tests/kiosk/staff'
 
 const out = process.argv[2] ?? join(ROOT, 'docs')
-const SECRET = 'screenshot-superadmin-secret-0123456789'
-const OPERATOR = 'root@screenshot.test'
 const PASSWORD = 'mostrador seguro 2026'
 
 ensureKioskBuilt()
-const dataDir = mkdtempSync(join(tmpdir(), 'counter-shots-'))
-const server = await startServer({ dataDir, env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR } })
-let key = ''
-async function call(method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) {
-  const res = await fetch(`${server.base}${path}`, { method, headers: { ...auth, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`)
-  return res.json()
-}
+// A throwaway embedded database, given as long to start as startServer gives it by default.
+const scene = await openScene('Cambios del Centro', { exactName: true, timeoutMs: 180_000 })
+const { server, companyId } = scene
+const call = scene.ok
 
 const chromium = await launchChromium({ width: 1366, height: 768 })
 try {
-  const jwt = await new SignJWT({ email: OPERATOR }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(SECRET))
-  const bearer = { authorization: `Bearer ${jwt}` }
-  const company = await call('POST', '/api/superadmin/companies', { name: 'Cambios del Centro' }, bearer)
-  await call('PATCH', `/api/superadmin/companies/${company.id}`, { modules: { ventanilla: true } }, bearer)
-  key = (await call('POST', `/api/superadmin/companies/${company.id}/api-keys`, { name: 'demo' }, bearer)).key
   const cambio = await call('POST', '/api/ventanilla/services', { name: 'Cambio de divisas', prefix: 'A' })
   const pagos = await call('POST', '/api/ventanilla/services', { name: 'Pagos y transferencias', prefix: 'B' })
   await call('POST', '/api/employees', { email: 'lucia@cambios.example', name: 'Lucía Fernández', permissions: ['ventanilla.call'], password: PASSWORD })
@@ -49,14 +36,7 @@ try {
   const dispenserUrl = (await call('POST', '/api/ventanilla/dispenser-tokens', { name: 'Tablet entrada' })).dispenser_url
 
   const staff = await chromium.context.newPage()
-  await staff.goto(`${server.base}/staff?empresa=${company.id}`)
-  await staff.fill('input[name=email]', 'lucia@cambios.example')
-  await staff.fill('input[name=password]', PASSWORD)
-  await staff.keyboard.press('Enter')
-  await staff.fill('input[name=desk]', 'Caja 2')
-  for (const box of await staff.locator('input[type=checkbox]').all()) await box.check()
-  await staff.getByRole('button', { name: 'Comenzar' }).click()
-  await staff.getByTestId('queue-A').waitFor()
+  await startAtCounter(staff, { base: server.base, companyId }, 'lucia@cambios.example', PASSWORD, 'Caja 2')
   await staff.keyboard.press('Space')
   await staff.getByTestId('current-ticket').waitFor()
   await staff.waitForTimeout(2200)
@@ -74,7 +54,5 @@ try {
   console.log(`wrote ${join(out, 'staff.png')}, ${join(out, 'dispenser.png')}, ${join(out, 'dispenser-ticket.png')}`)
 } finally {
   await chromium.close()
-  server.proc.kill('SIGTERM')
-  await server.proc.exited
-  rmSync(dataDir, { recursive: true, force: true })
+  await scene.stop()
 }

@@ -12,29 +12,24 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SignJWT } from 'jose'
 import type { Page } from 'playwright-core'
-import { startServer } from '../tests/server'
 import { ensureKioskBuilt, launchChromium, ROOT } from '../tests/kiosk/browser'
+import { openScene } from '../tests/kiosk/scene'
+import { startAtCounter } from '../tests/kiosk/staff'
 
 const out = process.argv[2] ?? join(ROOT, 'docs')
-const SECRET = 'screenshot-superadmin-secret-0123456789'
-const OPERATOR = 'root@screenshot.test'
 const PASSWORD = 'mostrador seguro 2026'
 
 ensureKioskBuilt()
-const dataDir = mkdtempSync(join(tmpdir(), 'exchange-shots-'))
-const server = await startServer({ dataDir, env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR } })
-let key = ''
-async function call(method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) {
-  const res = await fetch(`${server.base}${path}`, { method, headers: { ...auth, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`)
-  return res.json()
-}
+// A throwaway embedded database, given as long to start as startServer gives it by default.
+const scene = await openScene('Cambios del Centro', { exactName: true, timeoutMs: 180_000 })
+const { server, companyId } = scene
+const call = scene.ok
+const printouts = mkdtempSync(join(tmpdir(), 'exchange-shots-'))
 
 /** A page printed by Chromium at its own CSS page size, turned into a PNG at 150 dpi. */
 async function printed(page: Page, name: string) {
-  const pdf = join(dataDir, `${name}.pdf`)
+  const pdf = join(printouts, `${name}.pdf`)
   writeFileSync(pdf, await page.pdf({ preferCSSPageSize: true, printBackground: true }))
   const done = Bun.spawnSync(['pdftoppm', '-png', '-r', '150', '-singlefile', pdf, join(out, name)])
   if (done.exitCode !== 0) throw new Error(`pdftoppm: ${done.stderr.toString()}`)
@@ -42,11 +37,6 @@ async function printed(page: Page, name: string) {
 
 const chromium = await launchChromium({ width: 1366, height: 768 })
 try {
-  const jwt = await new SignJWT({ email: OPERATOR }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(SECRET))
-  const bearer = { authorization: `Bearer ${jwt}` }
-  const company = await call('POST', '/api/superadmin/companies', { name: 'Cambios del Centro' }, bearer)
-  await call('PATCH', `/api/superadmin/companies/${company.id}`, { modules: { ventanilla: true } }, bearer)
-  key = (await call('POST', `/api/superadmin/companies/${company.id}/api-keys`, { name: 'demo' }, bearer)).key
   await call('PATCH', '/api/company', {
     legal_name: 'Cambios Ñandú S.A.',
     tax_id: '30-71234567-9',
@@ -90,14 +80,7 @@ try {
   await call('POST', '/api/ventanilla/tickets', { service_id: service.id, customer_name: 'Diego Romero' })
 
   const staff = await chromium.context.newPage()
-  await staff.goto(`${server.base}/staff?empresa=${company.id}`)
-  await staff.fill('input[name=email]', 'lucia@cambios.example')
-  await staff.fill('input[name=password]', PASSWORD)
-  await staff.keyboard.press('Enter')
-  await staff.fill('input[name=desk]', 'Caja 2')
-  for (const box of await staff.locator('input[type=checkbox]').all()) await box.check()
-  await staff.getByRole('button', { name: 'Comenzar' }).click()
-  await staff.getByTestId('queue-A').waitFor()
+  await startAtCounter(staff, { base: server.base, companyId }, 'lucia@cambios.example', PASSWORD, 'Caja 2')
   await staff.keyboard.press('Space')
   await staff.getByTestId('current-ticket').waitFor()
   await staff.keyboard.press('c')
@@ -127,12 +110,11 @@ try {
   await receipt.getByTestId('paper-a4').click()
   await receipt.emulateMedia({ media: 'print' })
   await printed(receipt, 'receipt-a4')
-  const pdf = await fetch(`${server.base}/api/operations/${operationId}/receipt?format=pdf`, { headers: { 'x-api-key': key } })
+  const pdf = await fetch(`${server.base}/api/operations/${operationId}/receipt?format=pdf`, { headers: { 'x-api-key': scene.key } })
   writeFileSync(join(out, 'receipt-sample.pdf'), new Uint8Array(await pdf.arrayBuffer()))
   console.log(`receipt ${number}: wrote console-exchange.png, console-exchange-done.png, receipt-screen.png, receipt-80mm.png, receipt-a4.png, receipt-sample.pdf in ${out}`)
 } finally {
   await chromium.close()
-  server.proc.kill('SIGTERM')
-  await server.proc.exited
-  rmSync(dataDir, { recursive: true, force: true })
+  await scene.stop()
+  rmSync(printouts, { recursive: true, force: true })
 }

@@ -4,37 +4,23 @@
  *   bun kiosk/screenshot-manage.ts [outDir]
  * Runs the real server on a throwaway embedded database, so the pictures show the app exactly as served.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SignJWT } from 'jose'
-import { startServer } from '../tests/server'
 import { ensureKioskBuilt, launchChromium, ROOT } from '../tests/kiosk/browser'
+import { openScene } from '../tests/kiosk/scene'
 
 const out = process.argv[2] ?? join(ROOT, 'docs')
-const SECRET = 'screenshot-superadmin-secret-0123456789'
-const OPERATOR = 'root@screenshot.test'
 const PASSWORD = 'gerencia segura 2026'
 const PERMISSIONS = (process.env.MANAGE_SHOT_PERMISSIONS ?? 'company.admin').split(',')
 
 ensureKioskBuilt()
-const dataDir = mkdtempSync(join(tmpdir(), 'manage-shots-'))
-const server = await startServer({ dataDir, env: { SUPERADMIN_JWT_SECRET: SECRET, SUPERADMIN_EMAILS: OPERATOR } })
-let key = ''
-async function call(method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) {
-  const res = await fetch(`${server.base}${path}`, { method, headers: { ...auth, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${await res.text()}`)
-  return res.json()
-}
+// A throwaway embedded database, given as long to start as startServer gives it by default.
+const scene = await openScene('Cambios del Centro', { exactName: true, timeoutMs: 180_000 })
+const { server, companyId } = scene
+const call = scene.ok
 
 const [width, height] = (process.env.MANAGE_SHOT_VIEWPORT ?? '1366x768').split('x').map(Number)
 const chromium = await launchChromium({ width, height })
 try {
-  const jwt = await new SignJWT({ email: OPERATOR }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(SECRET))
-  const bearer = { authorization: `Bearer ${jwt}` }
-  const company = await call('POST', '/api/superadmin/companies', { name: 'Cambios del Centro' }, bearer)
-  await call('PATCH', `/api/superadmin/companies/${company.id}`, { modules: { ventanilla: true } }, bearer)
-  key = (await call('POST', `/api/superadmin/companies/${company.id}/api-keys`, { name: 'demo' }, bearer)).key
   const cambio = await call('POST', '/api/ventanilla/services', { name: 'Cambio de divisas', prefix: 'A' })
   const pagos = await call('POST', '/api/ventanilla/services', { name: 'Pagos y transferencias', prefix: 'B' })
   await call('PUT', '/api/ventanilla/rates', {
@@ -74,7 +60,7 @@ try {
   await call('POST', '/api/ventanilla/calls', { desk: 'Caja 2', service_id: pagos.id })
 
   const page = await chromium.context.newPage()
-  await page.goto(`${server.base}/manage?empresa=${company.id}`)
+  await page.goto(`${server.base}/manage?empresa=${companyId}`)
   await page.fill('input[name=email]', 'gerencia@cambios.example')
   await page.fill('input[name=password]', PASSWORD)
   await page.keyboard.press('Enter')
@@ -100,7 +86,5 @@ try {
   }
 } finally {
   await chromium.close()
-  server.proc.kill('SIGTERM')
-  await server.proc.exited
-  rmSync(dataDir, { recursive: true, force: true })
+  await scene.stop()
 }

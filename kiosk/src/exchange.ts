@@ -53,17 +53,22 @@ export interface ExchangeListItem extends ExchangeDetail {
   created_by: number | null
 }
 
-/** `GET /api/company`: what a receipt's header and the exchange's local currency come from. */
+/**
+ * `GET /api/company` with `money=string` (contract §18): a receipt's header, the exchange's local currency, and the
+ * manager's Empresa form.
+ */
 export interface CompanyProfile {
   id: number
   name: string
   timezone: string
+  modules: { mesas: boolean; ventanilla: boolean }
   legal_name: string | null
   tax_id: string | null
   address: string | null
   license: string | null
   receipt_point: number
   local_currency: string
+  till_tolerance: string
 }
 
 /** A document type as a printed receipt names it: the words of the API's own PDF (server/modules/exchanges/pdf.ts). */

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
+import { openSection, signInToManage } from './manage'
 import { axeViolations, openScene, type Scene } from './scene'
 
 const SLOW = 20_000
@@ -31,20 +32,9 @@ const MONEY = { accept: 'application/json; money=string' }
 /** Every call reads money as decimal strings, as the app does. */
 const ok = (method: string, path: string, body?: unknown, auth: Record<string, string> = { 'x-api-key': key }) => scene.ok(method, path, body, { ...auth, ...MONEY })
 
-async function signIn(email: string) {
-  await chromium.context.clearCookies()
-  await page.goto(`${server.base}/manage?empresa=${companyId}`)
-  await page.getByTestId('signin').waitFor({ timeout: SLOW })
-  await page.locator('input[name=email]').fill(email)
-  await page.locator('input[name=password]').fill(PASSWORD)
-  await page.keyboard.press('Enter')
-}
+const signIn = (email: string) => signInToManage(page, { base: server.base, companyId }, email, PASSWORD, SLOW)
 
-const section = async (path: string, testid: string) => {
-  await page.locator(`nav a[href="/manage/${path}"]`).click()
-  await page.getByTestId(testid).waitFor({ timeout: SLOW })
-  expect(await page.locator('h1').count()).toBe(1)
-}
+const section = (path: string, testid: string) => openSection(page, path, testid, SLOW)
 
 /** A pending buy of `usd` dollars at `rate` pesos: the box takes the dollars in and pays the pesos out. */
 const buy = (usd: string, ars: string, clientId: number | null = null) =>

@@ -10,7 +10,9 @@ import { join } from 'node:path'
 import type { Locator, Page } from 'playwright-core'
 import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
+import { expectFitsSideways, signInToManage } from './manage'
 import { axeViolations, openScene, type Scene } from './scene'
+import { startAtCounter } from './staff'
 
 const SLOW = 20_000
 const PASSWORD = 'caja fuerte segura 2026'
@@ -29,40 +31,12 @@ const ok = (method: string, path: string, body?: unknown) => scene.ok(method, pa
 const noViolations = async () => expect(await axeViolations(page)).toEqual([])
 
 async function signIn(who: string) {
-  await chromium.context.clearCookies()
-  await page.goto(`${server.base}/manage?empresa=${companyId}`)
-  await page.getByTestId('signin').waitFor({ timeout: SLOW })
-  await page.locator('input[name=email]').fill(email(who))
-  await page.locator('input[name=password]').fill(PASSWORD)
-  await page.keyboard.press('Enter')
-  await page.getByTestId('nav').waitFor({ timeout: SLOW })
+  await signInToManage(page, { base: server.base, companyId }, email(who), PASSWORD, SLOW)
   await page.locator('nav a[href="/manage/cajas"]').click()
   await page.getByTestId('caja').first().waitFor({ timeout: SLOW })
 }
 
-/** No sideways scrolling of the page, and nothing scrolled sideways inside it, at both sizes. */
-async function fits() {
-  for (const size of [
-    { width: 1366, height: 768 },
-    { width: 1920, height: 1080 },
-  ]) {
-    await page.setViewportSize(size)
-    const problems = await page.evaluate(() => {
-      const vw = document.documentElement.clientWidth
-      const out: string[] = []
-      if (document.documentElement.scrollWidth > vw) out.push(`page ${document.documentElement.scrollWidth} > ${vw}`)
-      for (const el of Array.from(document.querySelectorAll<HTMLElement>('main *'))) {
-        if (el.closest('.visually-hidden')) continue
-        const r = el.getBoundingClientRect()
-        if (r.width && r.right > vw + 0.5) out.push(`${el.tagName.toLowerCase()}.${el.className} right ${Math.round(r.right)} > ${vw}`)
-        if (el.clientWidth && el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'visible') out.push(`${el.tagName.toLowerCase()}.${el.className} scrolls ${el.scrollWidth} > ${el.clientWidth}`)
-      }
-      return out.slice(0, 5)
-    })
-    expect(`${size.width}×${size.height}: ${problems.join('; ')}`).toBe(`${size.width}×${size.height}: `)
-  }
-  await page.setViewportSize({ width: 1366, height: 768 })
-}
+const fits = () => expectFitsSideways(page)
 
 async function shot(name: string, at?: Locator) {
   if (!SHOTS) return
@@ -247,14 +221,7 @@ describe('Cajas', () => {
 
   test('the counter shows whether its caja is open and refuses a purchase on a closed one in words', async () => {
     const desk = await chromium.context.newPage()
-    await desk.goto(`${server.base}/staff?empresa=${companyId}`)
-    await desk.fill('input[name=email]', email('mostrador'))
-    await desk.fill('input[name=password]', PASSWORD)
-    await desk.keyboard.press('Enter')
-    await desk.fill('input[name=desk]', 'Caja 1')
-    for (const box of await desk.locator('input[type=checkbox]').all()) await box.check()
-    await desk.getByRole('button', { name: 'Comenzar' }).click()
-    await desk.getByTestId('queue-A').waitFor({ timeout: SLOW })
+    await startAtCounter(desk, { base: server.base, companyId }, email('mostrador'), PASSWORD, 'Caja 1', SLOW)
     await ok('POST', '/api/ventanilla/tickets', { service_id: (await ok('GET', '/api/ventanilla/services')).data[0].id })
     await desk.getByTestId('queue-A').getByTestId('queue-ticket').first().waitFor({ timeout: SLOW })
     await desk.keyboard.press('Space')

@@ -8,6 +8,7 @@ import type { Page } from 'playwright-core'
 import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
 import { findLayoutProblems, settled } from './layout'
 import { openScene, type Scene } from './scene'
+import { startAtCounter } from './staff'
 
 const SLOW = 45_000
 const PASSWORD = 'mostrador seguro 2026'
@@ -48,14 +49,7 @@ beforeAll(async () => {
 
   chromium = await launchChromium({ width: 1366, height: 768 })
   page = await chromium.context.newPage()
-  await page.goto(`${scene.server.base}/staff?empresa=${scene.companyId}`)
-  await page.fill('input[name=email]', email)
-  await page.fill('input[name=password]', PASSWORD)
-  await page.keyboard.press('Enter')
-  await page.fill('input[name=desk]', 'Caja 2', { timeout: SLOW })
-  for (const box of await page.locator('input[type=checkbox]').all()) await box.check()
-  await page.getByRole('button', { name: 'Comenzar' }).click()
-  await page.getByTestId('queue-A').waitFor({ timeout: SLOW })
+  await startAtCounter(page, { base: scene.server.base, companyId: scene.companyId }, email, PASSWORD, 'Caja 2', SLOW)
 }, 120_000)
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, type Chromium } from './browser'
 import { settled } from './layout'
 import { axeViolations, openScene, type Scene } from './scene'
+import { startAtCounter } from './staff'
 
 const SLOW = 45_000
 const PASSWORD = 'mostrador seguro 2026'
@@ -87,14 +88,7 @@ const exchanges = async () => (await exact('/api/exchanges')).data as { operatio
 /** The console, signed in at «Caja 1» serving every service. */
 async function openConsole() {
   desk = await chromium.context.newPage()
-  await desk.goto(`${server.base}/staff?empresa=${companyId}`)
-  await desk.fill('input[name=email]', email)
-  await desk.fill('input[name=password]', PASSWORD)
-  await desk.keyboard.press('Enter')
-  await desk.fill('input[name=desk]', 'Caja 1')
-  for (const box of await desk.locator('input[type=checkbox]').all()) await box.check()
-  await desk.getByRole('button', { name: 'Comenzar' }).click()
-  await desk.getByTestId('queue-A').waitFor({ timeout: SLOW })
+  await startAtCounter(desk, { base: server.base, companyId }, email, PASSWORD, 'Caja 1', SLOW)
 }
 
 /** Space calls the next ticket; answers it as the console shows it and as the queue lists it being served. */

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, type Chromium } from './browser'
+import { openSection } from './manage'
 import { axeViolations, openScene, type Scene } from './scene'
 
 const SLOW = 45_000
@@ -26,11 +27,7 @@ let page: Page
 
 const ok: Scene['ok'] = (...args) => scene.ok(...args)
 
-const section = async (path: string, testid: string) => {
-  await page.locator(`nav a[href="/manage/${path}"]`).click()
-  await page.getByTestId(testid).waitFor({ timeout: SLOW })
-  expect(await page.locator('h1').count()).toBe(1)
-}
+const section = (path: string, testid: string) => openSection(page, path, testid, SLOW)
 
 beforeAll(async () => {
   ensureKioskBuilt()

@@ -10,6 +10,7 @@ import type { Page } from 'playwright-core'
 import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
 import { findLayoutProblems } from './layout'
+import { openSection, signInToManage } from './manage'
 import { axeViolations, openScene, type Scene } from './scene'
 
 const SLOW = 20_000
@@ -27,21 +28,9 @@ const ok = (method: string, path: string, body?: unknown, auth: Record<string, s
 const owner = () => `duena.${process.pid}@records-e2e.test`
 const viewer = () => `consulta.${process.pid}@records-e2e.test`
 
-async function signIn(email: string) {
-  await chromium.context.clearCookies()
-  await page.goto(`${server.base}/manage?empresa=${companyId}`)
-  await page.getByTestId('signin').waitFor({ timeout: SLOW })
-  await page.locator('input[name=email]').fill(email)
-  await page.locator('input[name=password]').fill(PASSWORD)
-  await page.keyboard.press('Enter')
-  await page.getByTestId('nav').waitFor({ timeout: SLOW })
-}
+const signIn = (email: string) => signInToManage(page, { base: server.base, companyId }, email, PASSWORD, SLOW)
 
-const section = async (path: string, testid: string) => {
-  await page.locator(`nav a[href="/manage/${path}"]`).click()
-  await page.getByTestId(testid).waitFor({ timeout: SLOW })
-  expect(await page.locator('h1').count()).toBe(1)
-}
+const section = (path: string, testid: string) => openSection(page, path, testid, SLOW)
 
 /**
  * The manager app at this size: no sideways scrolling, nothing cut at the right edge, no text over other text.

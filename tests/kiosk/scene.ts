@@ -23,9 +23,14 @@ const OPERATOR = 'root@screens-e2e.test'
 
 /**
  * Starts a server on the suite's database (or the embedded one), with `env` added to its environment, and makes a
- * company named `name`, with the waiting room switched on unless `ventanilla` is false.
+ * company named `name` and the process id (suites share the database), or `name` alone with `exactName` (a script
+ * on its own throwaway database, whose pictures show the name), with the waiting room switched on unless
+ * `ventanilla` is false.
  */
-export async function openScene(name: string, opts: { ventanilla?: boolean; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<Scene> {
+export async function openScene(
+  name: string,
+  opts: { ventanilla?: boolean; timeoutMs?: number; env?: Record<string, string>; exactName?: boolean } = {},
+): Promise<Scene> {
   const dataDir = mkdtempSync(join(tmpdir(), 'screens-e2e-'))
   const server = await startServer({
     dataDir,
@@ -50,7 +55,7 @@ export async function openScene(name: string, opts: { ventanilla?: boolean; time
     .setExpirationTime('30m')
     .sign(new TextEncoder().encode(SECRET))
   const operator = { authorization: `Bearer ${token}` }
-  const companyId = (await ok('POST', '/api/superadmin/companies', { name: `${name} ${process.pid}` }, operator)).id as number
+  const companyId = (await ok('POST', '/api/superadmin/companies', { name: opts.exactName ? name : `${name} ${process.pid}` }, operator)).id as number
   if (opts.ventanilla !== false) await ok('PATCH', `/api/superadmin/companies/${companyId}`, { modules: { ventanilla: true } }, operator)
   key = (await ok('POST', `/api/superadmin/companies/${companyId}/api-keys`, { name: 'e2e' }, operator)).key
   return {

@@ -12,6 +12,7 @@ import { EVENT_TYPES } from '../../kiosk/src/manage/eventTypes'
 import { startReceiver, verify, type Receiver } from '../receiver'
 import type { RunningServer } from '../server'
 import { ensureKioskBuilt, launchChromium, ROOT, type Chromium } from './browser'
+import { expectFitsSideways, openSection, signInToManage } from './manage'
 import { axeViolations, openScene, type Scene } from './scene'
 
 const SLOW = 20_000
@@ -34,45 +35,11 @@ const ok = (method: string, path: string, body?: unknown, auth?: Record<string, 
 const owner = () => `duena.${process.pid}@tesoreria-e2e.test`
 const accountOf = (client: { accounts: { id: number; currency_name: string }[] }, currency: string) => client.accounts.find((a) => a.currency_name === currency)!.id
 
-async function signIn(email: string) {
-  await chromium.context.clearCookies()
-  await page.goto(`${server.base}/manage?empresa=${companyId}`)
-  await page.getByTestId('signin').waitFor({ timeout: SLOW })
-  await page.locator('input[name=email]').fill(email)
-  await page.locator('input[name=password]').fill(PASSWORD)
-  await page.keyboard.press('Enter')
-  await page.getByTestId('nav').waitFor({ timeout: SLOW })
-}
+const signIn = (email: string) => signInToManage(page, { base: server.base, companyId }, email, PASSWORD, SLOW)
 
-const open = async (path: string, testid: string) => {
-  await page.locator(`nav a[href="/manage/${path}"]`).click()
-  await page.getByTestId(testid).waitFor({ timeout: SLOW })
-  expect(await page.locator('h1').count()).toBe(1)
-}
+const open = (path: string, testid: string) => openSection(page, path, testid, SLOW)
 
-/** No sideways scrolling of the page, and no table or box scrolled inside, at the sizes the app is used. */
-async function fits() {
-  for (const size of [
-    { width: 1366, height: 768 },
-    { width: 1920, height: 1080 },
-  ]) {
-    await page.setViewportSize(size)
-    const problems = await page.evaluate(() => {
-      const vw = document.documentElement.clientWidth
-      const out: string[] = []
-      if (document.documentElement.scrollWidth > vw) out.push(`page ${document.documentElement.scrollWidth} > ${vw}`)
-      for (const el of Array.from(document.querySelectorAll<HTMLElement>('main *'))) {
-        if (el.closest('.visually-hidden')) continue
-        const r = el.getBoundingClientRect()
-        if (r.width && r.right > vw + 0.5) out.push(`${el.tagName.toLowerCase()}.${el.className} right ${Math.round(r.right)} > ${vw}`)
-        if (el.clientWidth && el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'visible') out.push(`${el.tagName.toLowerCase()}.${el.className} scrolls ${el.scrollWidth} > ${el.clientWidth}`)
-      }
-      return out.slice(0, 5)
-    })
-    expect(`${size.width}×${size.height}: ${problems.join('; ')}`).toBe(`${size.width}×${size.height}: `)
-  }
-  await page.setViewportSize({ width: 1366, height: 768 })
-}
+const fits = () => expectFitsSideways(page)
 
 const noViolations = async () => expect(await axeViolations(page)).toEqual([])
 

@@ -1,6 +1,7 @@
 import Decimal from 'decimal.js'
 import { createSignal, For, onMount, Show } from 'solid-js'
 import { linkFor } from '../company'
+import type { CompanyProfile } from '../exchange'
 import { knownZone } from '../setup/check'
 import { ApiFailure, explain, money } from './api'
 import { formatArs, parseArs } from './decimal'
@@ -8,21 +9,6 @@ import { CopyField, FieldError, invalid } from './forms'
 import { companyId, rememberCompany, session } from './session'
 import { createAction, NoteLine } from './ui'
 import './records.css'
-
-/** `GET /api/company` with `money=string` (contract §18). */
-export interface CompanyProfile {
-  id: number
-  name: string
-  timezone: string
-  modules: { mesas: boolean; ventanilla: boolean }
-  legal_name: string | null
-  tax_id: string | null
-  address: string | null
-  license: string | null
-  receipt_point: number
-  local_currency: string
-  till_tolerance: string
-}
 
 export const [profile, setProfile] = createSignal<CompanyProfile | null>(null)
 
