@@ -55,6 +55,7 @@ export function ExchangesTable(props: { rows: ExchangeListItem[]; clientName: (i
           )}
         </For>
       </p>
+      <div class="scroll-x">
       <table class="grid" data-testid="exchanges-table">
         <caption class="visually-hidden">Compras y ventas de divisas con su boleto</caption>
         <thead>
@@ -105,6 +106,7 @@ export function ExchangesTable(props: { rows: ExchangeListItem[]; clientName: (i
           </For>
         </tbody>
       </table>
+      </div>
     </Show>
   )
 }

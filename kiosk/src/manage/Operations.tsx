@@ -362,6 +362,7 @@ export function Operations() {
           {(rows) => <ExchangesTable rows={rows()} clientName={dir.clientName} localCurrency={localCurrency()} />}
         </Show>
         <Show when={!exchanges() && ops().length} fallback={<Show when={!exchanges()}><p class="muted">No hay operaciones con esos filtros.</p></Show>}>
+          <div class="scroll-x">
           <table class="grid" data-testid="operations-table">
             <caption class="visually-hidden">Operaciones encontradas</caption>
             <thead>
@@ -403,6 +404,7 @@ export function Operations() {
               </For>
             </tbody>
           </table>
+          </div>
         </Show>
       </section>
     </section>
