@@ -191,6 +191,7 @@ describe('Cajas', () => {
     expect(await report.getByTestId('report-operation').count()).toBe(1)
     expect(await report.getByTestId('report-operation').textContent()).toContain(bought.receipt.number)
     expect(await report.getByTestId('report-differences').textContent()).toContain('cierre ARS -500,00')
+    expect(await report.locator('[data-testid=report-summary-row][data-currency=USD] td').allTextContents()).toEqual(['200,00', '0,00', '1', '0,00', '+200,00', '10.000,00', '10.200,00'])
     expect(await report.getByTestId('report-json').textContent()).toContain(`"receipt_number": "${bought.receipt.number}"`)
     const csv = await page.evaluate(async (href) => {
       const bytes = new Uint8Array(await (await fetch(href)).arrayBuffer())

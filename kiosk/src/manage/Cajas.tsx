@@ -749,7 +749,7 @@ function ReportView(props: { id: number }) {
               <tbody>
                 <For each={r().summary}>
                   {(s) => (
-                    <tr>
+                    <tr data-testid="report-summary-row" data-currency={s.currency}>
                       <th scope="row">{s.currency}</th>
                       <td class="num">{formatArs(s.bought)}</td>
                       <td class="num">{formatArs(s.sold)}</td>
