@@ -297,8 +297,7 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
         const mine = untrack(current)
         const listed = mine && update.serving?.find((s) => s.ticket.id === mine.id)
         if (listed && listed.ticket.customer_name !== mine.customer_name) remember({ ...mine, customer_name: listed.ticket.customer_name })
-        // Live data is proof the server is reachable again: a connection failure said earlier no longer holds.
-        if (untrack(message)?.network) setMessage(null)
+        if (untrack(message)?.network) void clearIfReachable()
       },
     },
     // An error may be a lost network or an ended session; only the second stops the stream.
@@ -316,6 +315,23 @@ function Desk(props: { session: Session; desk: string; serviceIds: number[]; onC
     },
   })
   const offline = () => feed.state() === 'retrying'
+  // Live data only hints that the server is reachable again: a stream opened before the failure can keep delivering
+  // while new requests still fail (a half-broken network, or a browser's offline mode). A request that gets through
+  // is the proof; only then does a connection failure said earlier go, unless something else was said since.
+  let checking = false
+  async function clearIfReachable() {
+    const said = untrack(message)
+    if (checking || !said?.network) return
+    checking = true
+    try {
+      await api('GET', '/api/sessions/current')
+      if (untrack(message) === said) setMessage(null)
+    } catch {
+      // Still unreachable (or the session ended, which the feed's own check handles): the words stay.
+    } finally {
+      checking = false
+    }
+  }
   const served = createMemo(() => queue().filter((s) => props.serviceIds.includes(s.service_id)))
   const others = createMemo(() => queue().filter((s) => current() && s.service_id !== current()!.service_id))
   const serviceName = (id: number) => queue().find((s) => s.service_id === id)?.name ?? ''
