@@ -21,7 +21,6 @@
  *   BENCH_AFTER_FIRST=1 (this checkout first), BENCH_SERVER_ROOT
  */
 import { Agent, request as httpRequest } from 'node:http'
-import { connect, type Socket } from 'node:net'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,6 +28,7 @@ import { SignJWT } from 'jose'
 import { cpuMs, distinctPorts, envNumber, figure, freePort, percentile, printFigures, ROOT, sleep, waitHealthy, type Figure } from './lib/common'
 import postgres from 'postgres'
 import { createBenchDatabase } from './lib/database'
+import { slowSignIn } from './lib/slow'
 
 const SECONDS = envNumber('BENCH_SECONDS', 10)
 /** The server under test: this checkout, or another one (an earlier commit) for a before/after. */
@@ -442,18 +442,6 @@ async function servedAgain(w: World) {
     if ((await send(w.base, AT.bystander, 'GET', '/api/tags', { key: w.bystanderKey })).status === 200) return
 }
 
-/** A slow sign-in: its 3,000-byte body trickles a byte every 300 ms. */
-function slowSignIn(port: number): { socket: Socket; text: () => string } {
-  const socket = connect({ port, host: '127.0.0.1', localAddress: AT.slow })
-  let got = ''
-  socket.on('data', (d) => (got += d.toString()))
-  socket.on('error', () => {})
-  socket.write(`POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 3000\r\n\r\n{"company_id":`)
-  const timer = setInterval(() => socket.writable && socket.write(' '), 300)
-  socket.on('close', () => clearInterval(timer))
-  return { socket, text: () => got }
-}
-
 /** An event stream from `address`: its status once the head arrives, and a way to close it. */
 function openStream(base: string, path: string, address: string, headers: Record<string, string> = {}) {
   const url = new URL(path, base)
@@ -519,10 +507,10 @@ async function side(label: string, root: string, results: Results, figures: Figu
     {
       const seen = haproxyLog().length
       const port = Number(new URL(w.base).port)
-      const slow = Array.from({ length: 260 }, () => slowSignIn(port))
+      const slow = Array.from({ length: 260 }, () => slowSignIn(port, AT.slow))
       const b = await bystander(w.base, w.bystanderKey, PHASE_S)
       const answered = slow.map((s) => Number(/^HTTP\/1\.1 (\d{3})/.exec(s.text())?.[1] ?? 0))
-      slow.forEach((s) => s.socket.destroy())
+      slow.forEach((s) => s.stop())
       const down = haproxyLog().slice(seen).includes('is DOWN')
       put('1a. 260 slow anonymous sign-ins: their answers', tally(answered).replace('× cut', '× still arriving'))
       put('1a. HAProxy took the process out of rotation', down ? 'yes' : 'no')

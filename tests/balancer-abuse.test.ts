@@ -10,16 +10,16 @@
  *   company's kiosk and console streams, from another address or from the very same one, open.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { connect, type Socket } from 'node:net'
 import { request as httpRequest, type ClientRequest } from 'node:http'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SignJWT } from 'jose'
 import { onPostgres, SUPERADMIN_EMAIL, SUPERADMIN_SECRET } from './helpers'
-import { freePort } from './server'
 import { startCluster, type RunningCluster } from '../scripts/cluster'
+import { distinctPorts } from '../scripts/cluster-ha'
 import { jsonClient } from './json-client'
+import { slowSignIn } from '../bench/lib/slow'
 
 const binary = (name: string) => ['/usr/sbin', '/usr/bin', '/usr/local/sbin', '/usr/local/bin'].some((d) => existsSync(join(d, name)))
 const missing = ['haproxy', 'pgbouncer'].filter((b) => !binary(b))
@@ -28,31 +28,7 @@ const missing = ['haproxy', 'pgbouncer'].filter((b) => !binary(b))
 const PER_ADDRESS = 256
 const STREAMS_PER_ADDRESS = 50
 
-function distinctPorts(n: number): number[] {
-  const ports = new Set<number>()
-  while (ports.size < n) ports.add(freePort())
-  return [...ports]
-}
-
 const status = (text: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)
-
-interface Slow {
-  socket: Socket
-  text(): string
-  stop(): void
-}
-
-/** A sign-in whose 3,000-byte body arrives a byte every 300 ms, from `localAddress`. */
-function slowSignIn(port: number, localAddress: string): Slow {
-  const socket = connect({ port, host: '127.0.0.1', localAddress })
-  let got = ''
-  socket.on('data', (d) => (got += d.toString()))
-  socket.on('error', () => {})
-  socket.write(`POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 3000\r\n\r\n{"company_id":`)
-  const timer = setInterval(() => socket.writable && socket.write(' '), 300)
-  socket.on('close', () => clearInterval(timer))
-  return { socket, text: () => got, stop: () => (clearInterval(timer), socket.destroy()) }
-}
 
 interface Stream {
   status: Promise<number>
